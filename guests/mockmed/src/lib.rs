@@ -1,0 +1,205 @@
+//! MockMed: a simulated clinic app. The host drives it one step at a time within a session;
+//! the fault case is fixed when the session opens. Its record store is the directory preopened
+//! read-write at `/store`, so it persists across sessions and across processes.
+
+wit_bindgen::generate!({ world: "sandbox-app", path: "../../wit" });
+
+use exports::openadapt::engines::app::{AppError, Banner, FaultCase, Guest, Referral, StoreCheck, SaveAnswer};
+use std::cell::RefCell;
+use std::fs;
+use std::path::PathBuf;
+
+const STORE: &str = "/store";
+/// The synthetic records MockMed ships with; the first referral belongs to the first one.
+const SEED_RECORDS: &str = r#"{"records":[{"record_id":"rec-0001","patient":"Synthetic Patient A"},{"record_id":"rec-0002","patient":"Synthetic Patient B"}],"referrals":[{"referral_id":"ref-0001","record_id":"rec-0001"}]}"#;
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Step {
+    Opened,
+    ReferralOpen,
+    Confirmed,
+    NoteEntered,
+    Saved,
+}
+
+struct Session {
+    case: FaultCase,
+    id: String,
+    step: Step,
+    record_id: Option<String>,
+    note: Option<String>,
+    banner: Banner,
+}
+
+thread_local! {
+    static SESSION: RefCell<Option<Session>> = const { RefCell::new(None) };
+}
+
+fn with_session<T>(f: impl FnOnce(&mut Session) -> Result<T, AppError>) -> Result<T, AppError> {
+    SESSION.with(|s| match s.borrow_mut().as_mut() {
+        None => Err(AppError::WrongStep),
+        Some(session) if session.case == FaultCase::AppOffline => Err(AppError::Unreachable),
+        Some(session) => f(session),
+    })
+}
+
+fn expect_step(session: &Session, at_least: Step) -> Result<(), AppError> {
+    if session.step >= at_least {
+        Ok(())
+    } else {
+        Err(AppError::WrongStep)
+    }
+}
+
+struct MockMed;
+
+impl Guest for MockMed {
+    fn open(case: FaultCase, session_id: String) {
+        let id: String = session_id
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .take(64)
+            .collect();
+        SESSION.with(|s| {
+            *s.borrow_mut() = Some(Session {
+                case,
+                id: if id.is_empty() { "session".into() } else { id },
+                step: Step::Opened,
+                record_id: None,
+                note: None,
+                banner: Banner::None,
+            })
+        });
+    }
+
+    fn reachable() -> bool {
+        with_session(|_| Ok(())).is_ok()
+    }
+
+    fn open_first_referral() -> Result<Referral, AppError> {
+        with_session(|s| {
+            let records = load_records(&s.id)?;
+            let record_id = records["referrals"][0]["record_id"]
+                .as_str()
+                .ok_or(AppError::StoreFailed)?
+                .to_string();
+            s.step = Step::ReferralOpen;
+            s.record_id = Some(record_id.clone());
+            // A duplicate chart: the referral's patient appears on two records.
+            let matching_records = if s.case == FaultCase::DuplicateRecord { 2 } else { 1 };
+            Ok(Referral { record_id, matching_records })
+        })
+    }
+
+    fn confirm_right_record() -> Result<bool, AppError> {
+        with_session(|s| {
+            expect_step(s, Step::ReferralOpen)?;
+            if s.case == FaultCase::DuplicateRecord {
+                return Ok(false);
+            }
+            s.step = Step::Confirmed;
+            Ok(true)
+        })
+    }
+
+    fn enter_note(note: String) -> Result<(), AppError> {
+        with_session(|s| {
+            expect_step(s, Step::Confirmed)?;
+            s.note = Some(note);
+            s.step = Step::NoteEntered;
+            Ok(())
+        })
+    }
+
+    fn save() -> Result<SaveAnswer, AppError> {
+        with_session(|s| {
+            if s.step != Step::NoteEntered {
+                return Err(AppError::WrongStep);
+            }
+            let record_id = s.record_id.clone().ok_or(AppError::WrongStep)?;
+            let note = s.note.clone().ok_or(AppError::WrongStep)?;
+            s.step = Step::Saved;
+            match s.case {
+                FaultCase::FalseSavedBanner => {
+                    s.banner = Banner::Saved;
+                    Ok(SaveAnswer::Answered)
+                }
+                FaultCase::TimeoutAfterSave => {
+                    write_note(&record_id, &s.id, &note)?;
+                    Ok(SaveAnswer::NoAnswer)
+                }
+                _ => {
+                    write_note(&record_id, &s.id, &note)?;
+                    s.banner = Banner::Saved;
+                    Ok(SaveAnswer::Answered)
+                }
+            }
+        })
+    }
+
+    fn read_banner() -> Result<Banner, AppError> {
+        with_session(|s| Ok(s.banner))
+    }
+
+    fn read_back(record_id: String, note: String) -> Result<StoreCheck, AppError> {
+        with_session(|_| {
+            let dir = notes_dir(&record_id)?;
+            let mut notes_on_record = 0;
+            let mut note_found = false;
+            let entries = match fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Ok(StoreCheck { notes_on_record, note_found })
+                }
+                Err(_) => return Err(AppError::StoreFailed),
+            };
+            for entry in entries {
+                let path = entry.map_err(|_| AppError::StoreFailed)?.path();
+                if path.extension().is_some_and(|e| e == "json") {
+                    notes_on_record += 1;
+                    let stored = fs::read_to_string(&path).map_err(|_| AppError::StoreFailed)?;
+                    let doc: serde_json::Value = serde_json::from_str(&stored).map_err(|_| AppError::StoreFailed)?;
+                    note_found |= doc["note"].as_str() == Some(note.as_str());
+                }
+            }
+            Ok(StoreCheck { notes_on_record, note_found })
+        })
+    }
+}
+
+/// Reads the record list, seeding it on first use. Seeding is idempotent, so two sessions
+/// racing to seed write the same bytes.
+fn load_records(session_id: &str) -> Result<serde_json::Value, AppError> {
+    let path = PathBuf::from(STORE).join("records.json");
+    let text = match fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let tmp = PathBuf::from(STORE).join(format!(".records.{session_id}.tmp"));
+            fs::write(&tmp, SEED_RECORDS).map_err(|_| AppError::StoreFailed)?;
+            fs::rename(&tmp, &path).map_err(|_| AppError::StoreFailed)?;
+            SEED_RECORDS.to_string()
+        }
+        Err(_) => return Err(AppError::StoreFailed),
+    };
+    serde_json::from_str(&text).map_err(|_| AppError::StoreFailed)
+}
+
+fn notes_dir(record_id: &str) -> Result<PathBuf, AppError> {
+    if record_id.is_empty() || !record_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+        return Err(AppError::StoreFailed);
+    }
+    Ok(PathBuf::from(STORE).join("notes").join(record_id))
+}
+
+/// One file per session, written whole and renamed into place: a reader sees all or nothing,
+/// and concurrent sessions never overwrite each other.
+fn write_note(record_id: &str, session_id: &str, note: &str) -> Result<(), AppError> {
+    let dir = notes_dir(record_id)?;
+    fs::create_dir_all(&dir).map_err(|_| AppError::StoreFailed)?;
+    let body = serde_json::json!({ "note": note }).to_string();
+    let tmp = dir.join(format!(".{session_id}.tmp"));
+    fs::write(&tmp, body).map_err(|_| AppError::StoreFailed)?;
+    fs::rename(&tmp, dir.join(format!("{session_id}.json"))).map_err(|_| AppError::StoreFailed)
+}
+
+export!(MockMed);
