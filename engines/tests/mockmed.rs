@@ -111,7 +111,7 @@ fn the_store_persists_across_sessions_and_engine_hosts() {
     let f = fixture();
     for (i, note) in ["first note", "second note"].iter().enumerate() {
         let mut s = f.mockmed.open(&f.store, FaultCase::Normal, &format!("session-{i}")).unwrap();
-        let r = s.open_first_referral().unwrap().unwrap();
+        s.open_first_referral().unwrap().unwrap();
         s.confirm_right_record().unwrap().unwrap();
         s.enter_note(note).unwrap().unwrap();
         s.save().unwrap().unwrap();
@@ -119,9 +119,29 @@ fn the_store_persists_across_sessions_and_engine_hosts() {
     // A new engine host (as after a restart) reads what earlier sessions wrote.
     let tmp2 = tempfile::tempdir().unwrap();
     let mockmed = common::engines(tmp2.path()).mockmed().unwrap();
-    let mut s = mockmed.open(&f.store, FaultCase::Normal, "reader").unwrap();
+    let mut s = mockmed.open(&f.store, FaultCase::Normal, "session-0").unwrap();
     let r = s.open_first_referral().unwrap().unwrap();
     assert_eq!(s.read_back(&r.record_id, "first note").unwrap(), Ok(ReadBack { notes_on_record: 2, note_found: true }));
-    assert_eq!(s.read_back(&r.record_id, "second note").unwrap(), Ok(ReadBack { notes_on_record: 2, note_found: true }));
-    assert_eq!(s.read_back(&r.record_id, "never written").unwrap(), Ok(ReadBack { notes_on_record: 2, note_found: false }));
+    assert_eq!(s.read_back(&r.record_id, "second note").unwrap(), Ok(ReadBack { notes_on_record: 2, note_found: false }));
+    // Another session's read-back never takes an equal note of someone else's for its own.
+    let mut s = mockmed.open(&f.store, FaultCase::Normal, "reader").unwrap();
+    let r = s.open_first_referral().unwrap().unwrap();
+    assert_eq!(s.read_back(&r.record_id, "first note").unwrap(), Ok(ReadBack { notes_on_record: 2, note_found: false }));
+}
+
+#[test]
+fn a_false_banner_is_caught_even_when_an_equal_note_is_already_on_file() {
+    let f = fixture();
+    let mut s = f.mockmed.open(&f.store, FaultCase::Normal, "earlier").unwrap();
+    s.open_first_referral().unwrap().unwrap();
+    s.confirm_right_record().unwrap().unwrap();
+    s.enter_note(NOTE).unwrap().unwrap();
+    s.save().unwrap().unwrap();
+    let mut s = f.mockmed.open(&f.store, FaultCase::FalseSavedBanner, "later").unwrap();
+    let r = s.open_first_referral().unwrap().unwrap();
+    s.confirm_right_record().unwrap().unwrap();
+    s.enter_note(NOTE).unwrap().unwrap();
+    assert_eq!(s.save().unwrap(), Ok(SaveAnswer::Answered));
+    assert_eq!(s.read_banner().unwrap(), Ok(Banner::Saved));
+    assert_eq!(s.read_back(&r.record_id, NOTE).unwrap(), Ok(ReadBack { notes_on_record: 1, note_found: false }));
 }

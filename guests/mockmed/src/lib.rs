@@ -142,26 +142,31 @@ impl Guest for MockMed {
     }
 
     fn read_back(record_id: String, note: String) -> Result<StoreCheck, AppError> {
-        with_session(|_| {
+        with_session(|s| {
             let dir = notes_dir(&record_id)?;
-            let mut notes_on_record = 0;
-            let mut note_found = false;
             let entries = match fs::read_dir(&dir) {
                 Ok(entries) => entries,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    return Ok(StoreCheck { notes_on_record, note_found })
+                    return Ok(StoreCheck { notes_on_record: 0, note_found: false })
                 }
                 Err(_) => return Err(AppError::StoreFailed),
             };
+            let mut notes_on_record = 0;
             for entry in entries {
                 let path = entry.map_err(|_| AppError::StoreFailed)?.path();
                 if path.extension().is_some_and(|e| e == "json") {
                     notes_on_record += 1;
-                    let stored = fs::read_to_string(&path).map_err(|_| AppError::StoreFailed)?;
-                    let doc: serde_json::Value = serde_json::from_str(&stored).map_err(|_| AppError::StoreFailed)?;
-                    note_found |= doc["note"].as_str() == Some(note.as_str());
                 }
             }
+            // This session's own note, read from the store, not from the session's memory.
+            let note_found = match fs::read_to_string(dir.join(format!("{}.json", s.id))) {
+                Ok(stored) => {
+                    let doc: serde_json::Value = serde_json::from_str(&stored).map_err(|_| AppError::StoreFailed)?;
+                    doc["note"].as_str() == Some(note.as_str())
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+                Err(_) => return Err(AppError::StoreFailed),
+            };
             Ok(StoreCheck { notes_on_record, note_found })
         })
     }

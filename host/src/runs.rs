@@ -1,0 +1,453 @@
+//! Requests and records on disk, under `<runs-dir>/openadapt-agent/`. This module knows files,
+//! not MCP and not outcomes beyond the stored result.
+//!
+//! - `fingerprint.key`: 32 random bytes keying the input fingerprint.
+//! - `claims/<sha256(request_id)[:40]>:<attempt>`: the at-most-once authority. A claim is made
+//!   with an exclusive create and fsync'd (file and directory) before anything runs, so two
+//!   processes sharing the directory can never run the same attempt.
+//! - `requests/<sha256(request_id)[:40]>.json`: a derived summary of a request's attempts.
+//! - `runs/<run_id>.json`: one per call, refusals included, replaced atomically.
+//!
+//! Directories are 0700 and files 0600. Input values are never written: only a keyed
+//! fingerprint of them.
+
+use crate::contract::RunResult;
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+pub const LEDGER_NAMESPACE: &str = "openadapt-agent/run-workflow/v1";
+pub const RUN_SCHEMA: &str = "openadapt-agent.run/v1";
+pub const REQUEST_SCHEMA: &str = "openadapt-agent.request/v1";
+pub const CLAIM_SCHEMA: &str = "openadapt-agent.claim/v1";
+pub const MAX_ATTEMPTS: u32 = 5;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    Running,
+    Finished,
+}
+
+/// Which process wrote a record, precisely enough to tell whether it is still alive.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    pub pid: u32,
+    /// The process's start time in clock ticks since boot, so a reused pid is not mistaken
+    /// for the owner.
+    pub pid_start: Option<u64>,
+    pub host: String,
+}
+
+impl Owner {
+    pub fn current() -> Self {
+        let pid = std::process::id();
+        Owner { pid, pid_start: process_start(pid), host: hostname() }
+    }
+
+    /// False only when the owner is provably gone: same host, and no process with that pid and
+    /// start time exists.
+    pub fn is_gone(&self) -> bool {
+        if self.host != hostname() {
+            return false;
+        }
+        match (process_start(self.pid), self.pid_start) {
+            (None, _) => true,
+            (Some(now), Some(then)) => now != then,
+            (Some(_), None) => false,
+        }
+    }
+}
+
+/// A run record: the contract result plus bookkeeping; never input values.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub schema: String,
+    pub run_id: String,
+    pub request_id: Option<String>,
+    pub workflow: Option<String>,
+    pub mode: String,
+    pub state: RunState,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub pid: u32,
+    pub pid_start: Option<u64>,
+    pub host: String,
+    pub attempt: Option<u32>,
+    pub ledger_key: Option<String>,
+    pub fingerprint: Option<String>,
+    pub result: RunResult,
+}
+
+impl RunRecord {
+    pub fn owner(&self) -> Owner {
+        Owner { pid: self.pid, pid_start: self.pid_start, host: self.host.clone() }
+    }
+}
+
+/// The content of a claim file: which run holds the attempt, for which inputs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Claim {
+    pub schema: String,
+    pub namespace: String,
+    pub ledger_key: String,
+    pub run_id: String,
+    pub workflow: String,
+    pub fingerprint: String,
+    pub attempt: u32,
+    pub pid: u32,
+    pub pid_start: Option<u64>,
+    pub host: String,
+    pub claimed_at: String,
+}
+
+impl Claim {
+    pub fn owner(&self) -> Owner {
+        Owner { pid: self.pid, pid_start: self.pid_start, host: self.host.clone() }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct RequestSummary {
+    schema: String,
+    fingerprint: String,
+    workflow: String,
+    attempts: Vec<String>,
+}
+
+/// What claiming an attempt came to.
+#[derive(Debug)]
+pub enum ClaimOutcome {
+    /// This call holds the attempt and must run it.
+    Won,
+    /// Another call holds it; here is its claim.
+    Lost(Claim),
+}
+
+/// The runs directory of one server (and of every server process that shares it).
+#[derive(Clone)]
+pub struct RunsDir {
+    root: PathBuf,
+    key: [u8; 32],
+}
+
+impl RunsDir {
+    /// Opens `<runs_dir>/openadapt-agent`, creating the layout and the fingerprint key.
+    pub fn open(runs_dir: &Path) -> io::Result<Self> {
+        let root = runs_dir.join("openadapt-agent");
+        for dir in [&root, &root.join("claims"), &root.join("requests"), &root.join("runs")] {
+            private_dir(dir)?;
+        }
+        let key = load_or_create_key(&root.join("fingerprint.key"))?;
+        Ok(RunsDir { root, key })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// HMAC-SHA256 of a canonical JSON document, keyed by this directory's key, as hex.
+    pub fn fingerprint(&self, canonical: &str) -> String {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.key).expect("any key length");
+        mac.update(canonical.as_bytes());
+        hex::encode(mac.finalize().into_bytes())
+    }
+
+    /// `<first 40 hex of sha256(request_id)>`, the request's name on disk.
+    pub fn request_key(request_id: &str) -> String {
+        hex::encode(Sha256::digest(request_id.as_bytes()))[..40].to_string()
+    }
+
+    fn claim_path(&self, request_key: &str, attempt: u32) -> PathBuf {
+        self.root.join("claims").join(format!("{request_key}:{attempt}"))
+    }
+
+    fn run_path(&self, run_id: &str) -> PathBuf {
+        self.root.join("runs").join(format!("{run_id}.json"))
+    }
+
+    /// The request's claims in attempt order, stopping at the first attempt never claimed.
+    /// A claim file that can't be read yet (its writer is between create and write) is
+    /// waited for briefly, then reported as an error.
+    pub fn claims(&self, request_key: &str) -> io::Result<Vec<Claim>> {
+        let mut out = Vec::new();
+        for attempt in 1..=MAX_ATTEMPTS {
+            match self.read_claim(request_key, attempt)? {
+                Some(c) => out.push(c),
+                None => break,
+            }
+        }
+        Ok(out)
+    }
+
+    fn read_claim(&self, request_key: &str, attempt: u32) -> io::Result<Option<Claim>> {
+        let path = self.claim_path(request_key, attempt);
+        // The winner writes its claim right after the exclusive create; give it a moment.
+        for wait_ms in [0u64, 1, 2, 5, 10, 20, 50, 100, 200, 400] {
+            std::thread::sleep(std::time::Duration::from_millis(wait_ms));
+            match fs::read(&path) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(e),
+                Ok(bytes) => {
+                    if let Ok(claim) = serde_json::from_slice::<Claim>(&bytes) {
+                        return Ok(Some(claim));
+                    }
+                }
+            }
+        }
+        Err(io::Error::other("a claim file stayed unreadable"))
+    }
+
+    /// Claims `claim.attempt` of `request_key` with an exclusive create. The claim is durable
+    /// (file and directory fsync'd) before this returns `Won`.
+    pub fn claim(&self, request_key: &str, claim: &Claim) -> io::Result<ClaimOutcome> {
+        let path = self.claim_path(request_key, claim.attempt);
+        let mut file = match OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                return match self.read_claim(request_key, claim.attempt)? {
+                    Some(winner) => Ok(ClaimOutcome::Lost(winner)),
+                    None => Err(io::Error::other("a claim vanished")),
+                };
+            }
+            Err(e) => return Err(e),
+        };
+        file.write_all(&serde_json::to_vec(claim)?)?;
+        file.sync_all()?;
+        File::open(path.parent().expect("claims dir"))?.sync_all()?;
+        Ok(ClaimOutcome::Won)
+    }
+
+    /// Rewrites the derived request summary from the claims (last writer wins; all writers
+    /// derive it from the same claims).
+    pub fn write_request_summary(&self, request_key: &str, claims: &[Claim]) -> io::Result<()> {
+        let Some(first) = claims.first() else { return Ok(()) };
+        let summary = RequestSummary {
+            schema: REQUEST_SCHEMA.into(),
+            fingerprint: first.fingerprint.clone(),
+            workflow: first.workflow.clone(),
+            attempts: claims.iter().map(|c| c.run_id.clone()).collect(),
+        };
+        let path = self.root.join("requests").join(format!("{request_key}.json"));
+        write_atomic(&path, &serde_json::to_vec_pretty(&summary)?, false)
+    }
+
+    /// Reads a run record. `Ok(None)` when there is none; an unparseable record is an error.
+    pub fn read_run(&self, run_id: &str) -> io::Result<Option<RunRecord>> {
+        match fs::read(self.run_path(run_id)) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
+        }
+    }
+
+    /// Writes a run record atomically. `durable` adds the fsyncs a final result needs; a
+    /// `running` record is only a hint (its claim is the durable part).
+    pub fn write_run(&self, record: &RunRecord, durable: bool) -> io::Result<()> {
+        write_atomic(&self.run_path(&record.run_id), &serde_json::to_vec_pretty(record)?, durable)
+    }
+}
+
+fn private_dir(dir: &Path) -> io::Result<()> {
+    fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+fn load_or_create_key(path: &Path) -> io::Result<[u8; 32]> {
+    let read = |path: &Path| -> io::Result<[u8; 32]> {
+        let mut key = [0u8; 32];
+        File::open(path)?.read_exact(&mut key)?;
+        Ok(key)
+    };
+    match read(path) {
+        Ok(key) => return Ok(key),
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        Err(_) => {}
+    }
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).map_err(|e| io::Error::other(e.to_string()))?;
+    // Publish whole or not at all: write a private temp file, then hard-link it into place,
+    // which fails if another process published first; then everyone reads the winner's key.
+    let dir = path.parent().expect("key dir");
+    let mut tmp = tempfile::Builder::new().permissions(fs::Permissions::from_mode(0o600)).tempfile_in(dir)?;
+    tmp.write_all(&key)?;
+    tmp.as_file().sync_all()?;
+    match fs::hard_link(tmp.path(), path) {
+        Ok(()) => File::open(dir)?.sync_all()?,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    read(path)
+}
+
+use std::os::unix::fs::PermissionsExt;
+
+/// temp file + (fsync) + rename + (directory fsync): readers see the old or the new file whole.
+fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
+    let dir = path.parent().expect("record dir");
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .permissions(fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    if durable {
+        tmp.as_file().sync_data()?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    if durable {
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// Field 22 of `/proc/<pid>/stat`: the start time, which tells a live owner from a reused pid.
+fn process_start(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces; fields after it follow the last ')'.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split(' ').nth(19)?.parse().ok()
+}
+
+fn hostname() -> String {
+    fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into())
+}
+
+/// Now, as RFC 3339 UTC with milliseconds.
+pub fn now_rfc3339() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let secs = now.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        now.subsec_millis()
+    )
+}
+
+/// `run-` + 24 random hex.
+pub fn new_run_id() -> String {
+    let mut bytes = [0u8; 12];
+    getrandom::fill(&mut bytes).expect("the OS random source");
+    format!("run-{}", hex::encode(bytes))
+}
+
+/// JSON with object keys sorted at every level and no whitespace: the fingerprint's input.
+pub fn canonical_json(value: &serde_json::Value) -> String {
+    fn write(v: &serde_json::Value, out: &mut String) {
+        match v {
+            serde_json::Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, k) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&serde_json::Value::String(k.clone()).to_string());
+                    out.push(':');
+                    write(&map[k], out);
+                }
+                out.push('}');
+            }
+            serde_json::Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(item, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(value, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_level() {
+        let v = serde_json::json!({"b": 1, "a": {"d": [2, {"z": 0, "y": 1}], "c": "x"}});
+        assert_eq!(canonical_json(&v), r#"{"a":{"c":"x","d":[2,{"y":1,"z":0}]},"b":1}"#);
+    }
+
+    #[test]
+    fn rfc3339_has_the_expected_shape() {
+        let t = now_rfc3339();
+        assert_eq!(t.len(), 24, "{t}");
+        assert!(t.starts_with("20") && t.ends_with('Z'));
+    }
+
+    #[test]
+    fn owner_of_this_process_is_alive_and_a_dead_pid_is_gone() {
+        assert!(!Owner::current().is_gone());
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        let gone = Owner { pid, pid_start: Some(1), host: hostname() };
+        assert!(gone.is_gone());
+    }
+
+    #[test]
+    fn the_key_is_created_once_and_private() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = RunsDir::open(tmp.path()).unwrap();
+        let b = RunsDir::open(tmp.path()).unwrap();
+        assert_eq!(a.fingerprint("x"), b.fingerprint("x"));
+        let mode = fs::metadata(tmp.path().join("openadapt-agent/fingerprint.key")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let mode = fs::metadata(tmp.path().join("openadapt-agent/runs")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+    }
+
+    #[test]
+    fn a_claim_is_won_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runs = RunsDir::open(tmp.path()).unwrap();
+        let owner = Owner::current();
+        let claim = |run_id: &str| Claim {
+            schema: CLAIM_SCHEMA.into(),
+            namespace: LEDGER_NAMESPACE.into(),
+            ledger_key: "k:1".into(),
+            run_id: run_id.into(),
+            workflow: "w".into(),
+            fingerprint: "f".into(),
+            attempt: 1,
+            pid: owner.pid,
+            pid_start: owner.pid_start,
+            host: owner.host.clone(),
+            claimed_at: now_rfc3339(),
+        };
+        assert!(matches!(runs.claim("k", &claim("run-a")).unwrap(), ClaimOutcome::Won));
+        match runs.claim("k", &claim("run-b")).unwrap() {
+            ClaimOutcome::Lost(winner) => assert_eq!(winner.run_id, "run-a"),
+            ClaimOutcome::Won => panic!("claimed twice"),
+        }
+        assert_eq!(runs.claims("k").unwrap().len(), 1);
+    }
+}

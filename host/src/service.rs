@@ -1,0 +1,299 @@
+//! The service behind run_workflow and get_run: input check, request gate (the ledger claim),
+//! a worker per attempt, and waiting. Transport-independent: the MCP layer calls it.
+
+use crate::cards::WorkflowCard;
+use crate::contract::{Decision, Mode, Reason, RunResult, SandboxInfo};
+use crate::runs::{self, Claim, ClaimOutcome, Owner, RunRecord, RunState, RunsDir};
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+/// What a runner reports about one attempt.
+pub struct RunOutput {
+    pub decision: Decision,
+    pub simulated: bool,
+    pub sandbox: Option<SandboxInfo>,
+}
+
+/// Runs one attempt of a workflow. Called on a worker thread, after the claim is durable.
+pub trait Runner: Send + Sync + 'static {
+    fn run(&self, run_id: &str, workflow: &str, inputs: &Map<String, Value>) -> RunOutput;
+}
+
+/// A run_workflow call, after its arguments passed the tool's inputSchema.
+pub struct RunRequest {
+    pub workflow: String,
+    pub inputs: Map<String, Value>,
+    pub request_id: String,
+}
+
+/// What starting a call came to.
+pub enum Begin {
+    /// The answer is known now (a refusal, or a finished attempt replayed).
+    Answer(RunResult),
+    /// An attempt is running (started by this call, or by another one: `replayed`).
+    Wait { run_id: String, replayed: bool },
+}
+
+pub struct Service {
+    mode: Mode,
+    runs: RunsDir,
+    catalog: Vec<WorkflowCard>,
+    runner: Arc<dyn Runner>,
+    owner: Owner,
+    /// Wakes waiters when a run of this process finishes; runs of other processes are polled.
+    finished: Arc<Notify>,
+}
+
+const POLL: Duration = Duration::from_millis(25);
+
+impl Service {
+    pub fn new(mode: Mode, runs: RunsDir, catalog: Vec<WorkflowCard>, runner: Arc<dyn Runner>) -> Self {
+        Service { mode, runs, catalog, runner, owner: Owner::current(), finished: Arc::new(Notify::new()) }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn catalog(&self) -> &[WorkflowCard] {
+        &self.catalog
+    }
+
+    pub fn list_workflows(&self) -> Value {
+        json!({
+            "mode": self.mode,
+            "run_tools_enabled": true,
+            "how_to_run": "Call run_workflow with a workflow name, its inputs and your own request_id. Reuse the same request_id to retry or to read back the same request; it never runs twice.",
+            "workflows": self.catalog.iter().map(|c| c.to_wire(true)).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The request gate. Blocking (claims are fsync'd): call from a blocking context.
+    pub fn begin_run(&self, req: RunRequest) -> std::io::Result<Begin> {
+        let Some(card) = self.catalog.iter().find(|c| c.name == req.workflow) else {
+            return self.refuse(RunResult::new(Reason::UnknownWorkflow, self.mode), &req, None).map(Begin::Answer);
+        };
+        let resolved = match card.check_inputs(&req.inputs) {
+            Ok(resolved) => resolved,
+            Err(problems) => {
+                let mut result = RunResult::new(Reason::InvalidInput, self.mode);
+                result.invalid_inputs = Some(problems);
+                return self.refuse(result, &req, Some(card)).map(Begin::Answer);
+            }
+        };
+        let fingerprint = self
+            .runs
+            .fingerprint(&runs::canonical_json(&json!({"workflow": req.workflow, "inputs": resolved})));
+        let key = RunsDir::request_key(&req.request_id);
+
+        // Each pass either answers or claims the next attempt; a lost claim race re-reads.
+        loop {
+            let claims = self.runs.claims(&key)?;
+            if let Some(first) = claims.first() {
+                if first.fingerprint != fingerprint {
+                    let mut result = RunResult::new(Reason::RequestIdConflict, self.mode);
+                    result.first_run_id = Some(first.run_id.clone());
+                    return self.refuse(result, &req, Some(card)).map(Begin::Answer);
+                }
+            }
+            let attempt = match claims.last() {
+                None => 1,
+                Some(last) => {
+                    let record = self.settle(last)?;
+                    match record.state {
+                        RunState::Running => return Ok(Begin::Wait { run_id: record.run_id, replayed: true }),
+                        RunState::Finished if !record.result.reason.is_retryable() => {
+                            return Ok(Begin::Answer(replayed(record.result)));
+                        }
+                        RunState::Finished if last.attempt >= runs::MAX_ATTEMPTS => {
+                            let result = RunResult::new(Reason::RetryLimit, self.mode);
+                            return self.refuse(result, &req, Some(card)).map(Begin::Answer);
+                        }
+                        RunState::Finished => last.attempt + 1,
+                    }
+                }
+            };
+            let run_id = runs::new_run_id();
+            let ledger_key = format!("{key}:{attempt}");
+            let claim = Claim {
+                schema: runs::CLAIM_SCHEMA.into(),
+                namespace: runs::LEDGER_NAMESPACE.into(),
+                ledger_key: ledger_key.clone(),
+                run_id: run_id.clone(),
+                workflow: req.workflow.clone(),
+                fingerprint: fingerprint.clone(),
+                attempt,
+                pid: self.owner.pid,
+                pid_start: self.owner.pid_start,
+                host: self.owner.host.clone(),
+                claimed_at: runs::now_rfc3339(),
+            };
+            match self.runs.claim(&key, &claim)? {
+                ClaimOutcome::Lost(_) => continue,
+                ClaimOutcome::Won => {}
+            }
+            let mut running = RunResult::new(Reason::Running, self.mode);
+            set_ids(&mut running, Some(&run_id), &req);
+            let record = self.record(&run_id, &req, running, RunState::Running, Some(&claim));
+            self.runs.write_run(&record, false)?;
+            let mut all = claims;
+            all.push(claim);
+            if let Err(e) = self.runs.write_request_summary(&key, &all) {
+                tracing::warn!(error = %e, "could not update a request summary");
+            }
+            self.spawn_worker(record, resolved);
+            return Ok(Begin::Wait { run_id, replayed: false });
+        }
+    }
+
+    fn spawn_worker(&self, mut record: RunRecord, inputs: Map<String, Value>) {
+        let runner = self.runner.clone();
+        let runs = self.runs.clone();
+        let finished = self.finished.clone();
+        let mode = self.mode;
+        std::thread::spawn(move || {
+            let started = Instant::now();
+            let workflow = record.workflow.clone().unwrap_or_default();
+            let output = runner.run(&record.run_id, &workflow, &inputs);
+            let mut result = RunResult::from_decision(&output.decision, mode, output.simulated);
+            result.run_id = Some(record.run_id.clone());
+            result.request_id = record.request_id.clone();
+            result.workflow = record.workflow.clone();
+            result.sandbox = output.sandbox;
+            result.seconds = Some((started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0);
+            record.result = result;
+            record.state = RunState::Finished;
+            record.finished_at = Some(runs::now_rfc3339());
+            if let Err(e) = runs.write_run(&record, true) {
+                // The record stays `running`; once this process is gone it reads as interrupted.
+                tracing::error!(error = %e, "could not write a run's final record");
+            }
+            finished.notify_waiters();
+        });
+    }
+
+    /// The record behind a claim, settled: a claim whose record is missing or left running by
+    /// a process that is gone is recorded as interrupted.
+    fn settle(&self, claim: &Claim) -> std::io::Result<RunRecord> {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            match self.read_settled(&claim.run_id)? {
+                Some(record) => return Ok(record),
+                // The claimant writes its record right after claiming; wait for it unless
+                // it is gone.
+                None if claim.owner().is_gone() || Instant::now() > deadline => {
+                    // The request id itself is not on disk (only its hash), so the record
+                    // can't name it.
+                    let req = RunRequest { workflow: claim.workflow.clone(), inputs: Map::new(), request_id: String::new() };
+                    let mut result = RunResult::new(Reason::Interrupted, self.mode);
+                    result.run_id = Some(claim.run_id.clone());
+                    result.workflow = Some(claim.workflow.clone());
+                    let mut record = self.record(&claim.run_id, &req, result, RunState::Finished, Some(claim));
+                    record.request_id = None;
+                    record.finished_at = Some(runs::now_rfc3339());
+                    self.runs.write_run(&record, true)?;
+                    return Ok(record);
+                }
+                None => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+    }
+
+    /// Reads a record, turning a `running` one whose owner is gone into `interrupted`.
+    fn read_settled(&self, run_id: &str) -> std::io::Result<Option<RunRecord>> {
+        let Some(mut record) = self.runs.read_run(run_id)? else { return Ok(None) };
+        if record.state == RunState::Running && record.owner().is_gone() {
+            let mut result = RunResult::new(Reason::Interrupted, self.mode);
+            result.run_id = Some(record.run_id.clone());
+            result.request_id = record.request_id.clone();
+            result.workflow = record.workflow.clone();
+            result.sandbox = record.result.sandbox.clone();
+            record.result = result;
+            record.state = RunState::Finished;
+            record.finished_at = Some(runs::now_rfc3339());
+            self.runs.write_run(&record, true)?;
+        }
+        Ok(Some(record))
+    }
+
+    /// get_run's lookup: `None` when no such run exists here.
+    pub fn lookup(&self, run_id: &str) -> std::io::Result<Option<RunRecord>> {
+        self.read_settled(run_id)
+    }
+
+    /// Waits up to `wait` for `run_id` to finish; answers `running` if it has not. `tick` is
+    /// called about once a second while waiting (for progress notifications).
+    pub async fn wait(&self, run_id: &str, wait: Duration, replayed_answer: bool, mut tick: impl FnMut(u64)) -> std::io::Result<RunResult> {
+        let deadline = Instant::now() + wait;
+        let started = Instant::now();
+        let mut ticks = 0u64;
+        loop {
+            let notified = self.finished.notified();
+            let record = self.read_settled(run_id)?;
+            let Some(record) = record else {
+                return Err(std::io::Error::other("a run record disappeared"));
+            };
+            if record.state == RunState::Finished {
+                return Ok(if replayed_answer { replayed(record.result) } else { record.result });
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(record.result);
+            }
+            let secs = started.elapsed().as_secs();
+            if secs > ticks {
+                ticks = secs;
+                tick(secs);
+            }
+            let nap = POLL.min(deadline - now);
+            let _ = tokio::time::timeout(nap, notified).await;
+        }
+    }
+
+    /// Records a refusal under a new run id. Refusals reserve nothing.
+    fn refuse(&self, mut result: RunResult, req: &RunRequest, card: Option<&WorkflowCard>) -> std::io::Result<RunResult> {
+        let run_id = runs::new_run_id();
+        let workflow = card.map(|c| c.name.as_str());
+        result.run_id = Some(run_id.clone());
+        result.request_id = Some(req.request_id.clone());
+        result.workflow = workflow.map(str::to_string);
+        let mut record = self.record(&run_id, req, result.clone(), RunState::Finished, None);
+        record.workflow = workflow.map(str::to_string);
+        record.finished_at = Some(record.started_at.clone());
+        self.runs.write_run(&record, true)?;
+        Ok(result)
+    }
+
+    fn record(&self, run_id: &str, req: &RunRequest, result: RunResult, state: RunState, claim: Option<&Claim>) -> RunRecord {
+        RunRecord {
+            schema: runs::RUN_SCHEMA.into(),
+            run_id: run_id.into(),
+            request_id: Some(req.request_id.clone()),
+            workflow: Some(req.workflow.clone()),
+            mode: self.mode.as_str().into(),
+            state,
+            started_at: runs::now_rfc3339(),
+            finished_at: None,
+            pid: self.owner.pid,
+            pid_start: self.owner.pid_start,
+            host: self.owner.host.clone(),
+            attempt: claim.map(|c| c.attempt),
+            ledger_key: claim.map(|c| c.ledger_key.clone()),
+            fingerprint: claim.map(|c| c.fingerprint.clone()),
+            result,
+        }
+    }
+}
+
+fn set_ids(result: &mut RunResult, run_id: Option<&str>, req: &RunRequest) {
+    result.run_id = run_id.map(str::to_string);
+    result.request_id = Some(req.request_id.clone());
+    result.workflow = Some(req.workflow.clone());
+}
+
+fn replayed(mut result: RunResult) -> RunResult {
+    result.replayed = Some(true);
+    result
+}
