@@ -51,6 +51,9 @@ pub struct ServeArgs {
     /// Same as `--mode sandbox`.
     #[arg(long)]
     tutorial: bool,
+    /// Milliseconds the simulated app takes before and after a save, to study slow apps.
+    #[arg(long, default_value_t = 0, hide = true)]
+    simulated_latency_ms: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -134,7 +137,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let dir = sandbox_dir(args.runs_dir);
     let runs = RunsDir::open(&dir).map_err(|e| anyhow::anyhow!("cannot open the runs directory: {e}"))?;
     let store_dir = runs.root().join("mockmed-store");
-    let runner = Arc::new(SimulatedSandbox::new(store_dir, engine_cache_dir()));
+    let latency = std::time::Duration::from_millis(args.simulated_latency_ms);
+    let runner = Arc::new(SimulatedSandbox::new(store_dir, engine_cache_dir(), latency));
     let service = Arc::new(Service::new(Mode::Sandbox, runs, vec![cards::sandbox_card()], runner));
     crate::mcp::serve_stdio(Arc::new(Bridge::new(service))).await
 }

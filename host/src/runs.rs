@@ -15,9 +15,9 @@ use crate::contract::RunResult;
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 pub const LEDGER_NAMESPACE: &str = "openadapt-agent/run-workflow/v1";
@@ -171,8 +171,6 @@ impl RunsDir {
     }
 
     /// The request's claims in attempt order, stopping at the first attempt never claimed.
-    /// A claim file that can't be read yet (its writer is between create and write) is
-    /// waited for briefly, then reported as an error.
     pub fn claims(&self, request_key: &str) -> io::Result<Vec<Claim>> {
         let mut out = Vec::new();
         for attempt in 1..=MAX_ATTEMPTS {
@@ -185,29 +183,28 @@ impl RunsDir {
     }
 
     fn read_claim(&self, request_key: &str, attempt: u32) -> io::Result<Option<Claim>> {
-        let path = self.claim_path(request_key, attempt);
-        // The winner writes its claim right after the exclusive create; give it a moment.
-        for wait_ms in [0u64, 1, 2, 5, 10, 20, 50, 100, 200, 400] {
-            std::thread::sleep(std::time::Duration::from_millis(wait_ms));
-            match fs::read(&path) {
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-                Err(e) => return Err(e),
-                Ok(bytes) => {
-                    if let Ok(claim) = serde_json::from_slice::<Claim>(&bytes) {
-                        return Ok(Some(claim));
-                    }
-                }
-            }
+        match fs::read(self.claim_path(request_key, attempt)) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
         }
-        Err(io::Error::other("a claim file stayed unreadable"))
     }
 
-    /// Claims `claim.attempt` of `request_key` with an exclusive create. The claim is durable
-    /// (file and directory fsync'd) before this returns `Won`.
+    /// Claims `claim.attempt` of `request_key`. The claim is written whole to a private temp
+    /// file, fsync'd, then hard-linked into place: the link is the exclusive create, so a claim
+    /// file is never seen half-written, even after a crash. Durable (file and directory
+    /// fsync'd) before this returns `Won`.
     pub fn claim(&self, request_key: &str, claim: &Claim) -> io::Result<ClaimOutcome> {
         let path = self.claim_path(request_key, claim.attempt);
-        let mut file = match OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path) {
-            Ok(f) => f,
+        let dir = path.parent().expect("claims dir");
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".claim-")
+            .permissions(fs::Permissions::from_mode(0o600))
+            .tempfile_in(dir)?;
+        tmp.write_all(&serde_json::to_vec(claim)?)?;
+        tmp.as_file().sync_data()?;
+        match fs::hard_link(tmp.path(), &path) {
+            Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 return match self.read_claim(request_key, claim.attempt)? {
                     Some(winner) => Ok(ClaimOutcome::Lost(winner)),
@@ -215,10 +212,9 @@ impl RunsDir {
                 };
             }
             Err(e) => return Err(e),
-        };
-        file.write_all(&serde_json::to_vec(claim)?)?;
-        file.sync_all()?;
-        File::open(path.parent().expect("claims dir"))?.sync_all()?;
+        }
+        drop(tmp);
+        File::open(dir)?.sync_all()?;
         Ok(ClaimOutcome::Won)
     }
 

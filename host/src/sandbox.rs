@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::time::Duration;
 
 /// Flow's transaction outcomes that the sandbox can produce.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +40,14 @@ pub struct SandboxEvidence {
 
 /// Runs `add_triage_note` once on MockMed with `note`, in the record store at `store_dir`.
 /// An engine failure ends the walk; `save_sent` then tells whether the store may have changed.
-pub fn run_triage_note(mockmed: &MockMed, store_dir: &Path, case: FaultCase, session_id: &str, note: &str) -> SandboxEvidence {
+pub fn run_triage_note(
+    mockmed: &MockMed,
+    store_dir: &Path,
+    case: FaultCase,
+    session_id: &str,
+    note: &str,
+    latency: Duration,
+) -> SandboxEvidence {
     let mut ev = SandboxEvidence {
         case,
         reached_app: false,
@@ -51,7 +59,7 @@ pub fn run_triage_note(mockmed: &MockMed, store_dir: &Path, case: FaultCase, ses
         transaction: None,
         engine_failed: false,
     };
-    if walk(mockmed, store_dir, session_id, note, &mut ev).is_err() {
+    if walk(mockmed, store_dir, session_id, note, latency, &mut ev).is_err() {
         ev.engine_failed = true;
         ev.transaction = None;
     }
@@ -75,7 +83,14 @@ impl From<AppError> for Stop {
     }
 }
 
-fn walk(mockmed: &MockMed, store_dir: &Path, session_id: &str, note: &str, ev: &mut SandboxEvidence) -> Result<(), Stop> {
+fn walk(
+    mockmed: &MockMed,
+    store_dir: &Path,
+    session_id: &str,
+    note: &str,
+    latency: Duration,
+    ev: &mut SandboxEvidence,
+) -> Result<(), Stop> {
     let mut app = mockmed.open(store_dir, ev.case, session_id)?;
     if !app.reachable()? {
         return Ok(());
@@ -90,8 +105,10 @@ fn walk(mockmed: &MockMed, store_dir: &Path, session_id: &str, note: &str, ev: &
         return Ok(());
     }
     app.enter_note(note)??;
+    std::thread::sleep(latency);
     ev.save_sent = true;
     ev.save_answered = app.save()?? == SaveAnswer::Answered;
+    std::thread::sleep(latency);
     if !ev.save_answered {
         // The save may or may not have landed; only a person checking the record can tell.
         ev.transaction = Some(TransactionOutcome::ReconciliationRequired);
@@ -162,12 +179,14 @@ fn no_pause() -> PauseState {
 pub struct SimulatedSandbox {
     store_dir: PathBuf,
     cache_dir: PathBuf,
+    /// How long the simulated app takes before and after a save (default none).
+    latency: Duration,
     mockmed: OnceLock<Result<MockMed, String>>,
 }
 
 impl SimulatedSandbox {
-    pub fn new(store_dir: PathBuf, cache_dir: PathBuf) -> Self {
-        SimulatedSandbox { store_dir, cache_dir, mockmed: OnceLock::new() }
+    pub fn new(store_dir: PathBuf, cache_dir: PathBuf, latency: Duration) -> Self {
+        SimulatedSandbox { store_dir, cache_dir, latency, mockmed: OnceLock::new() }
     }
 
     fn mockmed(&self) -> Result<&MockMed, &str> {
@@ -195,7 +214,7 @@ impl Runner for SimulatedSandbox {
             .unwrap_or(FaultCase::Normal);
         let note = inputs.get("note").and_then(Value::as_str).unwrap_or_default();
         let evidence = match self.mockmed() {
-            Ok(mockmed) => run_triage_note(mockmed, &self.store_dir, case, run_id, note).to_contract_evidence(),
+            Ok(mockmed) => run_triage_note(mockmed, &self.store_dir, case, run_id, note, self.latency).to_contract_evidence(),
             Err(e) => {
                 tracing::error!(error = e, "the MockMed engine could not be loaded");
                 Evidence::LaunchFailed
