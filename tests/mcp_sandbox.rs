@@ -160,7 +160,7 @@ async fn invalid_inputs_are_named_with_closed_problems() {
         (json!({"note": "x".repeat(501)}), "note", "is too long"),
         (json!({"note": 42}), "note", "must be text"),
         (json!({"note": "ok", "sandbox_case": "explode"}), "sandbox_case", "must be one of the listed values"),
-        (json!({"note": "ok", "patient_mrn": "CANARY-MRN-1234"}), "(unknown)", "is not allowed"),
+        (json!({"note": "ok", "patient_mrn": "CANARY-MRN-1234"}), "(unknown)", "isn't an input of this workflow; list_workflows has the names"),
     ];
     for (i, (inputs, input, problem)) in cases.into_iter().enumerate() {
         let request_id = format!("req-invalid-{i}");

@@ -1,11 +1,11 @@
 //! The command line. Only `serve` speaks MCP on stdout; `demo` prints a table for people.
 
-use crate::bridge::Bridge;
+use crate::bridge::{Bridge, Tools};
 use crate::cards;
 use crate::contract::Mode;
 use crate::runs::RunsDir;
 use crate::sandbox::SimulatedSandbox;
-use crate::service::Service;
+use crate::service::{CatalogEntry, Policy, Service};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,12 +38,23 @@ enum Command {
 
 #[derive(clap::Args, Clone, Debug)]
 pub struct ServeArgs {
-    /// What the server serves.
+    /// What the server serves: the simulated sandbox, compiled bundles (production), or
+    /// bundles with attended decisions on paused runs.
     #[arg(long, value_enum)]
     mode: Option<ModeArg>,
-    /// Where runs are recorded (sandbox default: $OPENADAPT_AGENT_SANDBOX_DIR, else
-    /// ~/.openadapt/agent-sandbox; never the directory the client launched the server from).
+    /// A compiled Flow bundle, or a directory of bundles.
+    #[arg(long, value_name = "DIR")]
+    bundles: Option<PathBuf>,
+    /// Register run tools for the bundles (same as `--mode production`).
     #[arg(long)]
+    allow_run: bool,
+    /// Allow attended decisions on paused runs.
+    #[arg(long)]
+    allow_attended_actions: bool,
+    /// Where runs are recorded (sandbox default: $OPENADAPT_AGENT_SANDBOX_DIR, else
+    /// ~/.openadapt/agent-sandbox; bundles: $OPENADAPT_AGENT_RUNS_DIR, else ~/.openadapt/runs;
+    /// never the directory the client launched the server from).
+    #[arg(long, value_name = "DIR")]
     runs_dir: Option<PathBuf>,
     /// The sandbox engine: `simulated` (MockMed as a WebAssembly component), or `auto`.
     #[arg(long, value_enum, default_value = "simulated")]
@@ -51,6 +62,43 @@ pub struct ServeArgs {
     /// Same as `--mode sandbox`.
     #[arg(long)]
     tutorial: bool,
+    /// An operator card validator component (`.wasm`); repeatable. Every card file must pass
+    /// every validator.
+    #[arg(long = "card-validator", value_name = "PATH")]
+    card_validators: Vec<PathBuf>,
+    /// Let omitted inputs use the values recorded in the demonstration. Synthetic demos only;
+    /// needs run authority; recorded values never appear in a schema.
+    #[arg(long)]
+    allow_synthetic_recorded_defaults: bool,
+    /// Include raw labels, values, paths, reports and subprocess output in results. Only for a
+    /// trusted client inside the same protected data boundary.
+    #[arg(long)]
+    allow_protected_export: bool,
+    /// Let a call give its own target URL.
+    #[arg(long)]
+    allow_url_override: bool,
+    /// The command that runs openadapt-flow (split on whitespace).
+    #[arg(long, value_name = "CMD", default_value = "python3 -m openadapt_flow")]
+    flow_cli: String,
+    /// The target app URL of every run.
+    #[arg(long)]
+    url: Option<String>,
+    /// Flow deployment configuration (YAML) for every run.
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+    /// Flow policy (name or path) for every run.
+    #[arg(long)]
+    policy: Option<String>,
+    /// Flow's approval mode for every run.
+    #[arg(long, value_enum)]
+    approval_mode: Option<ApprovalModeArg>,
+    /// Seconds a governed run may work before it is stopped (time a person spends approving
+    /// is Flow's own to bound).
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    timeout: u64,
+    /// One more argument for every `openadapt-flow run`; repeatable.
+    #[arg(long = "extra-run-arg", value_name = "ARG", allow_hyphen_values = true)]
+    extra_run_args: Vec<String>,
     /// Milliseconds the simulated app takes before and after a save, to study slow apps.
     #[arg(long, default_value_t = 0, hide = true)]
     simulated_latency_ms: u64,
@@ -59,12 +107,62 @@ pub struct ServeArgs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum ModeArg {
     Sandbox,
+    Production,
+    Attended,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum SandboxEngineArg {
     Simulated,
     Auto,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ApprovalModeArg {
+    EachItem,
+    ProblemsOnly,
+    NotGated,
+}
+
+/// What a valid combination of flags starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    Sandbox,
+    Bundles { runs: bool, attended: bool },
+}
+
+impl ServeArgs {
+    /// Resolves the flags to what the server starts, or the one line that says why not.
+    pub fn start(&self) -> Result<Start, &'static str> {
+        let start = match (self.mode, &self.bundles) {
+            (Some(ModeArg::Sandbox), Some(_)) => return Err("--mode sandbox can't be combined with --bundles"),
+            (Some(ModeArg::Production), None) => return Err("--mode production needs --bundles DIR"),
+            (Some(ModeArg::Attended), None) => return Err("--mode attended needs --bundles DIR"),
+            (_, None) if self.allow_attended_actions => return Err("--allow-attended-actions needs --bundles DIR"),
+            (Some(ModeArg::Sandbox) | None, None) => Start::Sandbox,
+            (Some(ModeArg::Production), Some(_)) => Start::Bundles { runs: true, attended: self.allow_attended_actions },
+            (Some(ModeArg::Attended), Some(_)) => Start::Bundles { runs: true, attended: true },
+            (None, Some(_)) => Start::Bundles { runs: self.allow_run, attended: self.allow_attended_actions },
+        };
+        if self.tutorial && start != Start::Sandbox {
+            return Err("--tutorial starts the sandbox and can't be combined with --bundles");
+        }
+        if let Some(dir) = &self.bundles {
+            if !dir.is_dir() {
+                return Err("the --bundles directory does not exist");
+            }
+        }
+        if self.allow_synthetic_recorded_defaults && !matches!(start, Start::Bundles { runs: true, .. }) {
+            return Err("--allow-synthetic-recorded-defaults needs run authority (--mode production or --allow-run) and --bundles");
+        }
+        if self.flow_cli.split_whitespace().next().is_none() {
+            return Err("--flow-cli must name a command");
+        }
+        if self.timeout == 0 {
+            return Err("--timeout must be at least 1 second");
+        }
+        Ok(start)
+    }
 }
 
 pub fn main() -> ExitCode {
@@ -121,7 +219,7 @@ fn home() -> PathBuf {
 }
 
 /// Where precompiled engines are cached: per user, shared by every server of this user.
-fn engine_cache_dir() -> PathBuf {
+pub fn engine_cache_dir() -> PathBuf {
     std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .unwrap_or_else(|| home().join(".cache"))
@@ -130,15 +228,76 @@ fn engine_cache_dir() -> PathBuf {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let _sandbox = args.tutorial || args.mode == Some(ModeArg::Sandbox) || args.mode.is_none();
+    let start = match args.start() {
+        Ok(start) => start,
+        Err(line) => {
+            eprintln!("error: {line}");
+            std::process::exit(2);
+        }
+    };
+    if args.allow_protected_export {
+        tracing::warn!("protected export is ON: results may carry raw labels, values, paths and reports");
+    } else {
+        tracing::info!("protected export is off: results carry only PHI-safe projections");
+    }
+    let bridge = match start {
+        Start::Sandbox => sandbox_bridge(&args)?,
+        Start::Bundles { runs, attended } => crate::production::bridge(&args.production(runs, attended))?,
+    };
+    crate::mcp::serve_stdio(Arc::new(bridge)).await
+}
+
+fn sandbox_bridge(args: &ServeArgs) -> anyhow::Result<Bridge> {
     if args.sandbox_engine == SandboxEngineArg::Auto {
         tracing::info!("sandbox engine auto: the flow engine is not available here, using simulated");
     }
-    let dir = sandbox_dir(args.runs_dir);
+    let dir = sandbox_dir(args.runs_dir.clone());
     let runs = RunsDir::open(&dir).map_err(|e| anyhow::anyhow!("cannot open the runs directory: {e}"))?;
     let store_dir = runs.root().join("mockmed-store");
     let latency = std::time::Duration::from_millis(args.simulated_latency_ms);
     let runner = Arc::new(SimulatedSandbox::new(store_dir, engine_cache_dir(), latency));
-    let service = Arc::new(Service::new(Mode::Sandbox, runs, vec![cards::sandbox_card()], runner));
-    crate::mcp::serve_stdio(Arc::new(Bridge::new(service))).await
+    let policy = Policy { mode: Mode::Sandbox, runs_enabled: true, require_all: true };
+    let catalog = vec![CatalogEntry { card: cards::sandbox_card(), available: true }];
+    let service = Arc::new(Service::new(policy, runs, catalog, runner));
+    Ok(Bridge::new(service, Tools::sandbox()))
+}
+
+impl ServeArgs {
+    fn production(&self, runs: bool, attended: bool) -> crate::production::Settings {
+        let runs_dir = self
+            .runs_dir
+            .clone()
+            .or_else(|| std::env::var_os("OPENADAPT_AGENT_RUNS_DIR").map(PathBuf::from))
+            .unwrap_or_else(|| home().join(".openadapt").join("runs"));
+        crate::production::Settings {
+            bundles: self.bundles.clone().expect("checked by start()"),
+            runs_dir,
+            runs_enabled: runs,
+            attended,
+            card_validators: self.card_validators.clone(),
+            synthetic_defaults: self.allow_synthetic_recorded_defaults,
+            protected_export: self.allow_protected_export,
+            allow_url_override: self.allow_url_override,
+            engine_cache: engine_cache_dir(),
+            flow: crate::flow::FlowConfig {
+                flow_cli: self.flow_cli.split_whitespace().map(str::to_string).collect(),
+                url: self.url.clone(),
+                config: self.config.clone(),
+                policy: self.policy.clone(),
+                approval_mode: self.approval_mode.map(|m| {
+                    match m {
+                        ApprovalModeArg::EachItem => "each_item",
+                        ApprovalModeArg::ProblemsOnly => "problems_only",
+                        ApprovalModeArg::NotGated => "not_gated",
+                    }
+                    .to_string()
+                }),
+                timeout: std::time::Duration::from_secs(self.timeout),
+                extra_run_args: self.extra_run_args.clone(),
+                started_by: "agent:unidentified".into(),
+                runs_dir: PathBuf::new(),
+                private_dir: PathBuf::new(),
+            },
+        }
+    }
 }

@@ -175,7 +175,12 @@ closed_enum! {
         MustBeNumber => "must be a number",
         MustBeBoolean => "must be true or false",
         MustBeWholeNumber => "must be a whole number",
-        NotAllowed => "is not allowed",
+        NotADate => "must be a date like 2026-10-08",
+        NotADateTime => "must be a date and time like 2026-10-08T09:30:00",
+        WrongFormat => "doesn't match the expected format",
+        TooSmall => "is too small",
+        TooLarge => "is too large",
+        NotAllowed => "isn't an input of this workflow; list_workflows has the names",
     }
 }
 
@@ -2409,7 +2414,7 @@ mod tests {
             ExecutionOutcome::as_str,
             ExecutionOutcome::parse,
         );
-        assert_eq!(InputProblem::ALL.len(), 9);
+        assert_eq!(InputProblem::ALL.len(), 14);
         assert_eq!(
             wire(InputProblem::MustBeListedValue),
             "must be one of the listed values"

@@ -6,11 +6,14 @@
 //! → `contract` (a pure function to the result) → `runs` (records on disk).
 
 pub mod bridge;
+pub mod bundles;
 pub mod cards;
 pub mod cli;
 pub mod contract;
 pub mod demo;
+pub mod flow;
 pub mod mcp;
+pub mod production;
 pub mod runs;
 pub mod sandbox;
 pub mod service;

@@ -22,7 +22,7 @@ impl McpServer {
             .iter()
             .map(|t| {
                 let object = |v: &serde_json::Value| Arc::new(v.as_object().cloned().unwrap_or_default());
-                Tool::new(t.name, t.description, object(&t.input_schema))
+                Tool::new(t.name.clone(), t.description.clone(), object(&t.input_schema))
                     .with_raw_output_schema(object(&t.output_schema))
                     .with_annotations(
                         ToolAnnotations::new()

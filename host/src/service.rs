@@ -36,10 +36,29 @@ pub enum Begin {
     Wait { run_id: String, replayed: bool },
 }
 
+/// One workflow the server offers.
+#[derive(Clone, Debug)]
+pub struct CatalogEntry {
+    pub card: WorkflowCard,
+    /// False when the workflow can't run now (its bundle failed to load).
+    pub available: bool,
+}
+
+/// How a server was started: what it offers and what it lets callers do.
+#[derive(Clone, Copy, Debug)]
+pub struct Policy {
+    pub mode: Mode,
+    /// run_workflow is registered.
+    pub runs_enabled: bool,
+    /// Every declared input is required (false only under synthetic recorded defaults).
+    pub require_all: bool,
+}
+
 pub struct Service {
     mode: Mode,
+    policy: Policy,
     runs: RunsDir,
-    catalog: Vec<WorkflowCard>,
+    catalog: Vec<CatalogEntry>,
     runner: Arc<dyn Runner>,
     owner: Owner,
     /// Wakes waiters when a run of this process finishes; runs of other processes are polled.
@@ -49,33 +68,57 @@ pub struct Service {
 const POLL: Duration = Duration::from_millis(25);
 
 impl Service {
-    pub fn new(mode: Mode, runs: RunsDir, catalog: Vec<WorkflowCard>, runner: Arc<dyn Runner>) -> Self {
-        Service { mode, runs, catalog, runner, owner: Owner::current(), finished: Arc::new(Notify::new()) }
+    pub fn new(policy: Policy, runs: RunsDir, catalog: Vec<CatalogEntry>, runner: Arc<dyn Runner>) -> Self {
+        Service {
+            mode: policy.mode,
+            policy,
+            runs,
+            catalog,
+            runner,
+            owner: Owner::current(),
+            finished: Arc::new(Notify::new()),
+        }
     }
 
-    pub fn mode(&self) -> Mode {
-        self.mode
+    pub fn policy(&self) -> Policy {
+        self.policy
     }
 
-    pub fn catalog(&self) -> &[WorkflowCard] {
+    pub fn catalog(&self) -> &[CatalogEntry] {
         &self.catalog
     }
 
+    pub fn runs_dir(&self) -> &RunsDir {
+        &self.runs
+    }
+
     pub fn list_workflows(&self) -> Value {
+        let how = if self.policy.runs_enabled {
+            "Call run_workflow with a workflow name, its inputs and your own request_id. Reuse the same request_id to retry or to read back the same request; it never runs twice."
+        } else {
+            "This server is read-only: it lists workflows and reads runs, but can't start one."
+        };
         json!({
             "mode": self.mode,
-            "run_tools_enabled": true,
-            "how_to_run": "Call run_workflow with a workflow name, its inputs and your own request_id. Reuse the same request_id to retry or to read back the same request; it never runs twice.",
-            "workflows": self.catalog.iter().map(|c| c.to_wire(true)).collect::<Vec<_>>(),
+            "run_tools_enabled": self.policy.runs_enabled,
+            "how_to_run": how,
+            "workflows": self.catalog.iter().map(|c| c.card.to_wire(c.available, self.policy.require_all)).collect::<Vec<_>>(),
         })
     }
 
     /// The request gate. Blocking (claims are fsync'd): call from a blocking context.
     pub fn begin_run(&self, req: RunRequest) -> std::io::Result<Begin> {
-        let Some(card) = self.catalog.iter().find(|c| c.name == req.workflow) else {
+        if !self.policy.runs_enabled {
+            return self.refuse(RunResult::new(Reason::RunsDisabled, self.mode), &req, None).map(Begin::Answer);
+        }
+        let Some(entry) = self.catalog.iter().find(|c| c.card.name == req.workflow) else {
             return self.refuse(RunResult::new(Reason::UnknownWorkflow, self.mode), &req, None).map(Begin::Answer);
         };
-        let resolved = match card.check_inputs(&req.inputs) {
+        let card = &entry.card;
+        if !entry.available {
+            return self.refuse(RunResult::new(Reason::WorkflowUnavailable, self.mode), &req, Some(card)).map(Begin::Answer);
+        }
+        let resolved = match card.check_inputs(&req.inputs, self.policy.require_all) {
             Ok(resolved) => resolved,
             Err(problems) => {
                 let mut result = RunResult::new(Reason::InvalidInput, self.mode);

@@ -1,5 +1,5 @@
-"""Shared setup of the Python black-box tests: where the server binary is and a hermetic
-environment to start it in."""
+"""Shared fixtures of the Python black-box tests: the server binary under test and the async
+backend of the anyio pytest plugin."""
 
 from __future__ import annotations
 
