@@ -119,8 +119,11 @@ enum SandboxEngineArg {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum ApprovalModeArg {
+    #[value(name = "each_item")]
     EachItem,
+    #[value(name = "problems_only")]
     ProblemsOnly,
+    #[value(name = "not_gated")]
     NotGated,
 }
 
@@ -242,7 +245,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     let bridge = match start {
         Start::Sandbox => sandbox_bridge(&args)?,
-        Start::Bundles { runs, attended } => crate::production::bridge(&args.production(runs, attended))?,
+        Start::Bundles { runs, attended } => {
+            // Card checks run WASI engines, which block: keep them off the async workers.
+            let settings = args.production(runs, attended);
+            tokio::task::spawn_blocking(move || crate::production::bridge(&settings)).await??
+        }
     };
     crate::mcp::serve_stdio(Arc::new(bridge)).await
 }
