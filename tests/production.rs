@@ -383,3 +383,28 @@ async fn protected_export_lets_raw_facts_through() {
     assert!(out.contains(BUNDLE_CANARY), "bundle paths and labels come through");
     assert!(out.contains(FLOW_CANARY), "the report comes through");
 }
+
+#[tokio::test]
+async fn a_per_call_url_needs_the_operators_override() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("bundles");
+    bundle(&root, "one", "verified", None);
+    let id = crate_public_id("sha256:one");
+    let a = json!({"note": "n", "visit": "2026-01-02", "kind": "a", "count": "4", "url": "http://127.0.0.1:8/other"});
+    let server = production(tempfile::tempdir().unwrap(), &root, &[]).await;
+    assert_eq!(call(&server.client, &format!("run_{id}"), a.clone()).await.is_error, Some(true));
+    server.client.cancel().await.unwrap();
+
+    let server = production(tmp, &root, &["--allow-url-override"]).await;
+    let r = call(&server.client, &format!("run_{id}"), a).await.structured_content.unwrap();
+    assert_eq!(r["outcome"], "done");
+    let seen: Value = serde_json::from_slice(
+        &std::fs::read(server.runs.join(r["run_id"].as_str().unwrap()).join("fake-seen.json")).unwrap(),
+    )
+    .unwrap();
+    let argv: Vec<&str> = seen["argv"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    let at = argv.iter().position(|a| *a == "--url").unwrap();
+    assert_eq!(argv[at + 1], "http://127.0.0.1:8/other");
+    assert_eq!(argv.iter().filter(|a| **a == "--url").count(), 1);
+    server.client.cancel().await.unwrap();
+}

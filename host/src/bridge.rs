@@ -258,6 +258,7 @@ impl Bridge {
             workflow: args["workflow"].as_str().unwrap_or_default().to_string(),
             inputs: args["inputs"].as_object().cloned().unwrap_or_default(),
             request_id: args["request_id"].as_str().unwrap_or_default().to_string(),
+            url: None,
         };
         let wait = wait_of(args);
         let service = self.service.clone();

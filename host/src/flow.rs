@@ -139,9 +139,9 @@ impl FlowRunner {
 }
 
 impl Runner for FlowRunner {
-    fn run(&self, run_id: &str, workflow: &str, inputs: &Map<String, Value>) -> RunOutput {
+    fn run(&self, run_id: &str, workflow: &str, inputs: &Map<String, Value>, url: Option<&str>) -> RunOutput {
         let evidence = match self.bundles.get(workflow) {
-            Some(bundle) => self.run_bundle(run_id, bundle, inputs, None),
+            Some(bundle) => self.run_bundle(run_id, bundle, &crate::cards::params_for_flow(inputs), url),
             None => Evidence::Refused(contract::Reason::WorkflowUnavailable),
         };
         RunOutput { decision: contract::decide(&evidence, Proof::Local), simulated: false, sandbox: None }
@@ -155,22 +155,12 @@ fn private_file(path: &Path) -> std::io::Result<fs::File> {
 
 /// A mode-0600 JSON object of string values, deleted when dropped.
 fn write_params(dir: &Path, params: &Map<String, Value>) -> std::io::Result<tempfile::NamedTempFile> {
-    let strings: Map<String, Value> = params
-        .iter()
-        .map(|(k, v)| {
-            let s = match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            (k.clone(), Value::String(s))
-        })
-        .collect();
     let mut file = tempfile::Builder::new()
         .prefix("params-")
         .suffix(".json")
         .permissions(fs::Permissions::from_mode(0o600))
         .tempfile_in(dir)?;
-    file.write_all(serde_json::to_string(&strings)?.as_bytes())?;
+    file.write_all(serde_json::to_string(params)?.as_bytes())?;
     file.as_file().sync_data()?;
     Ok(file)
 }

@@ -39,6 +39,7 @@ pub struct Production {
     synthetic_defaults: bool,
     runs_enabled: bool,
     attended: bool,
+    allow_url_override: bool,
 }
 
 pub fn bridge(settings: &Settings) -> anyhow::Result<Bridge> {
@@ -100,6 +101,7 @@ pub fn bridge(settings: &Settings) -> anyhow::Result<Bridge> {
         synthetic_defaults: settings.synthetic_defaults,
         runs_enabled: settings.runs_enabled,
         attended: settings.attended,
+        allow_url_override: settings.allow_url_override,
     };
     let tools = Tools::production(settings.runs_enabled, &production.legacy_run_tools(&service));
     Ok(Bridge::with_production(service, tools, Arc::new(production)))
@@ -111,6 +113,8 @@ pub struct LegacyRunTool {
     pub tool_name: String,
     pub workflow: String,
     pub input_schema: Value,
+    /// The argument that carries a per-call URL, when the operator allowed overrides.
+    pub url_key: Option<String>,
 }
 
 impl Production {
@@ -125,9 +129,22 @@ impl Production {
                 for input in &entry.card.inputs {
                     properties.insert(input.name.clone(), json!({"type": "string", "description": input.description}));
                 }
-                let required: Vec<&String> = if self.synthetic_defaults { vec![] } else { properties.keys().collect() };
+                let required: Vec<String> = if self.synthetic_defaults { vec![] } else { properties.keys().cloned().collect() };
+                // A declared `url` input stays an input; the override then takes a free name.
+                let url_key = self.allow_url_override.then(|| {
+                    let mut key = "url".to_string();
+                    let mut n = 1;
+                    while properties.contains_key(&key) {
+                        n += 1;
+                        key = if n == 2 { "target_url_override".into() } else { format!("target_url_override_{n}") };
+                    }
+                    key
+                });
+                if let Some(key) = &url_key {
+                    properties.insert(key.clone(), json!({"type": "string", "description": "Optional target app URL for this run; allowed because the operator started the server with --allow-url-override."}));
+                }
                 let schema = json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
-                Some(LegacyRunTool { tool_name: format!("run_{}", b.id), workflow: name.clone(), input_schema: schema })
+                Some(LegacyRunTool { tool_name: format!("run_{}", b.id), workflow: name.clone(), input_schema: schema, url_key })
             })
             .collect()
     }
@@ -221,11 +238,13 @@ impl Production {
     /// text), then run through the same request gate under a fresh request id.
     pub async fn run_legacy(&self, service: &Arc<Service>, tool: &LegacyRunTool, args: &Map<String, Value>) -> std::io::Result<Value> {
         let request_id = format!("legacy-{}", &crate::runs::new_run_id()[4..]);
+        let mut args = args.clone();
+        let url = tool.url_key.as_ref().and_then(|k| args.remove(k)).and_then(|v| v.as_str().map(str::to_string));
         let inputs = match service.catalog().iter().find(|c| c.card.name == tool.workflow) {
-            Some(entry) => cards::typed_from_text(&entry.card, args),
-            None => args.clone(),
+            Some(entry) => cards::typed_from_text(&entry.card, &args),
+            None => args,
         };
-        let req = RunRequest { workflow: tool.workflow.clone(), inputs, request_id };
+        let req = RunRequest { workflow: tool.workflow.clone(), inputs, request_id, url };
         let svc = service.clone();
         let begin = tokio::task::spawn_blocking(move || svc.begin_run(req)).await.map_err(std::io::Error::other)??;
         let result = match begin {

@@ -206,7 +206,7 @@ impl SimulatedSandbox {
 }
 
 impl Runner for SimulatedSandbox {
-    fn run(&self, run_id: &str, _workflow: &str, inputs: &Map<String, Value>) -> RunOutput {
+    fn run(&self, run_id: &str, _workflow: &str, inputs: &Map<String, Value>, _url: Option<&str>) -> RunOutput {
         let case = inputs
             .get("sandbox_case")
             .and_then(Value::as_str)

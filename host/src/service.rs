@@ -18,7 +18,8 @@ pub struct RunOutput {
 
 /// Runs one attempt of a workflow. Called on a worker thread, after the claim is durable.
 pub trait Runner: Send + Sync + 'static {
-    fn run(&self, run_id: &str, workflow: &str, inputs: &Map<String, Value>) -> RunOutput;
+    /// `url` is a per-call target URL, only ever set when the operator allowed overrides.
+    fn run(&self, run_id: &str, workflow: &str, inputs: &Map<String, Value>, url: Option<&str>) -> RunOutput;
 }
 
 /// A run_workflow call, after its arguments passed the tool's inputSchema.
@@ -26,6 +27,8 @@ pub struct RunRequest {
     pub workflow: String,
     pub inputs: Map<String, Value>,
     pub request_id: String,
+    /// A per-call target URL (older run tools, under --allow-url-override only).
+    pub url: Option<String>,
 }
 
 /// What starting a call came to.
@@ -128,7 +131,7 @@ impl Service {
         };
         let fingerprint = self
             .runs
-            .fingerprint(&runs::canonical_json(&json!({"workflow": req.workflow, "inputs": resolved})));
+            .fingerprint(&runs::canonical_json(&json!({"workflow": req.workflow, "inputs": resolved, "url": req.url})));
         let key = RunsDir::request_key(&req.request_id);
 
         // Each pass either answers or claims the next attempt; a lost claim race re-reads.
@@ -186,12 +189,12 @@ impl Service {
             if let Err(e) = self.runs.write_request_summary(&key, &all) {
                 tracing::warn!(error = %e, "could not update a request summary");
             }
-            self.spawn_worker(record, resolved);
+            self.spawn_worker(record, resolved, req.url.clone());
             return Ok(Begin::Wait { run_id, replayed: false });
         }
     }
 
-    fn spawn_worker(&self, mut record: RunRecord, inputs: Map<String, Value>) {
+    fn spawn_worker(&self, mut record: RunRecord, inputs: Map<String, Value>, url: Option<String>) {
         let runner = self.runner.clone();
         let runs = self.runs.clone();
         let finished = self.finished.clone();
@@ -199,7 +202,7 @@ impl Service {
         std::thread::spawn(move || {
             let started = Instant::now();
             let workflow = record.workflow.clone().unwrap_or_default();
-            let output = runner.run(&record.run_id, &workflow, &inputs);
+            let output = runner.run(&record.run_id, &workflow, &inputs, url.as_deref());
             let mut result = RunResult::from_decision(&output.decision, mode, output.simulated);
             result.run_id = Some(record.run_id.clone());
             result.request_id = record.request_id.clone();
@@ -229,7 +232,7 @@ impl Service {
                 None if claim.owner().is_gone() || Instant::now() > deadline => {
                     // The request id itself is not on disk (only its hash), so the record
                     // can't name it.
-                    let req = RunRequest { workflow: claim.workflow.clone(), inputs: Map::new(), request_id: String::new() };
+                    let req = RunRequest { workflow: claim.workflow.clone(), inputs: Map::new(), request_id: String::new(), url: None };
                     let mut result = RunResult::new(Reason::Interrupted, self.mode);
                     result.run_id = Some(claim.run_id.clone());
                     result.workflow = Some(claim.workflow.clone());
