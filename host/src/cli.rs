@@ -190,6 +190,12 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Everything this process and its children create is private to this user: records,
+    // MockMed's store (written through WASI), Flow's run directories.
+    // SAFETY: umask(2) only sets this process's file mode creation mask.
+    unsafe {
+        libc::umask(0o077);
+    }
     let outcome = match cli.command {
         Command::Serve(args) => runtime.block_on(serve(args)),
         Command::Demo { runs_dir } => runtime.block_on(crate::demo::run(runs_dir)),
@@ -206,7 +212,9 @@ pub fn main() -> ExitCode {
 fn init_logging() {
     // stdout belongs to JSON-RPC; logs always go to stderr.
     let filter = tracing_subscriber::EnvFilter::try_from_env("OPENADAPT_AGENT_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+        // rmcp's own debug lines print whole requests, arguments included: never let them out.
+        .add_directive("rmcp=warn".parse().expect("a valid directive"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
 }
 

@@ -542,7 +542,8 @@ pub fn what_happened_for(reason: Reason, simulated: bool) -> String {
 // Flow prints one `[REFUSE] <title>: ...` line per failing admission gate.
 const GATE_TITLE_CHECKS: &[(&str, FailedCheck)] = &[
     ("Execution profile", FailedCheck::ProfileNotMet),
-    ("Certification passed", FailedCheck::NotCertified),
+    // Flow 2.4 prints "Certification"; older versions "Certification passed". Both certify.
+    ("Certification", FailedCheck::NotCertified),
     ("Identity coverage", FailedCheck::RightRecordCheckMissing),
     ("Effect coverage", FailedCheck::RecordCheckMissing),
     ("Approval fallback", FailedCheck::ApprovalMissing),
