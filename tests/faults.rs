@@ -209,3 +209,35 @@ async fn servers_killed_at_random_moments_lose_nothing_and_run_nothing_twice() {
     }
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_cancelled_call_stops_waiting_and_the_run_stays_readable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cmd = server_command(tmp.path(), &["--simulated-latency-ms", "700"]);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).kill_on_drop(true);
+    let mut child = cmd.spawn().unwrap();
+    let mut raw = Raw { stdin: child.stdin.take().unwrap(), lines: BufReader::new(child.stdout.take().unwrap()).lines(), child };
+    raw.send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "cancel", "version": "0"}}}))
+        .await;
+    raw.lines.next_line().await.unwrap().unwrap();
+    raw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    raw.run(1, "req-cancel", "normal").await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    raw.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})).await;
+    // The server keeps serving: a ping answers at once, and no result for the cancelled call
+    // ever arrives as a contract result.
+    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"})).await;
+    let line = tokio::time::timeout(Duration::from_secs(2), raw.lines.next_line()).await.unwrap().unwrap().unwrap();
+    let msg: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(msg["id"], 2, "the first answer is the ping's, not the cancelled call's: {msg}");
+    // The run itself went on and is readable under its request id.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    raw.run(3, "req-cancel", "normal").await;
+    let line = tokio::time::timeout(Duration::from_secs(5), raw.lines.next_line()).await.unwrap().unwrap().unwrap();
+    let msg: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(msg["id"], 3, "{msg}");
+    let result = &msg["result"]["structuredContent"];
+    assert_eq!(result["outcome"], "done");
+    assert_eq!(result["replayed"], true);
+}
