@@ -59,8 +59,11 @@ async fn production(tmp: tempfile::TempDir, bundles: &Path, extra: &[&str]) -> S
     let mut args = vec![
         "--bundles", bundles.to_str().unwrap(), "--mode", "production", "--flow-cli", &flow,
         "--url", "http://127.0.0.1:9/mockmed", "--policy", "standard", "--approval-mode", "not_gated",
-        "--timeout", "3", "--extra-run-arg=--profile", "--extra-run-arg=standard",
+        "--extra-run-arg=--profile", "--extra-run-arg=standard",
     ];
+    if !extra.contains(&"--timeout") {
+        args.extend_from_slice(&["--timeout", "3"]);
+    }
     args.extend_from_slice(extra);
     let client = spawn_with_stderr(&runs, &args, Some(&stderr)).await;
     Server { client, runs, stderr, _tmp: tmp }
@@ -407,4 +410,27 @@ async fn a_per_call_url_needs_the_operators_override() {
     assert_eq!(argv[at + 1], "http://127.0.0.1:8/other");
     assert_eq!(argv.iter().filter(|a| **a == "--url").count(), 1);
     server.client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_run_in_flight_is_stopped_when_the_client_goes_away() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("bundles");
+    bundle(&root, "slow", "hang", Some(json!({"name": "slow_flow"})));
+    let server = production(tmp, &root, &["--timeout", "60"]).await;
+    let a = json!({"workflow": "slow_flow", "inputs": inputs(), "request_id": "req-gone", "wait_seconds": 0});
+    let v = structured(&call(&server.client, "run_workflow", a).await);
+    assert_eq!(v["outcome"], "running");
+    let pid_file = server.runs.join(v["run_id"].as_str().unwrap()).join("fake-child.pid");
+    for _ in 0..100 {
+        if pid_file.is_file() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    server.client.cancel().await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let alive = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).map(|s| !s.contains(") Z ")).unwrap_or(false);
+    assert!(!alive, "Flow's process group outlived its server");
 }

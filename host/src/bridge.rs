@@ -193,6 +193,11 @@ impl Bridge {
         Bridge { service, tools, legacy_runs: which.legacy_runs, production }
     }
 
+    /// Stops runs in flight; the server is shutting down.
+    pub fn shutdown(&self) {
+        self.service.shutdown();
+    }
+
     pub fn tools(&self) -> &[ToolSpec] {
         &self.tools
     }

@@ -9,7 +9,8 @@ use crate::contract::{
 };
 use crate::service::{RunOutput, Runner};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
@@ -40,6 +41,8 @@ pub struct FlowConfig {
 pub struct FlowRunner {
     config: FlowConfig,
     bundles: HashMap<String, PathBuf>,
+    /// Process groups of runs in flight, stopped if the server shuts down mid-run.
+    running: Mutex<HashSet<u32>>,
 }
 
 impl FlowRunner {
@@ -47,7 +50,7 @@ impl FlowRunner {
         for dir in [&config.runs_dir, &config.private_dir.join("params"), &config.private_dir.join("diagnostics")] {
             fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
         }
-        Ok(FlowRunner { config, bundles })
+        Ok(FlowRunner { config, bundles, running: Mutex::new(HashSet::new()) })
     }
 
     /// The fixed argument list for one run (parameters travel in the file, never in argv).
@@ -96,8 +99,16 @@ impl FlowRunner {
             Ok(f) => f,
             Err(_) => return Evidence::LaunchFailed,
         };
-        // Its own process group, so a timeout can stop Flow and everything it started.
+        // Its own process group, so a timeout can stop Flow and everything it started; and
+        // Flow dies with the thread that waits for it, should this server be killed outright.
         cmd.stdin(Stdio::null()).stdout(log).stderr(log_err).process_group(0);
+        // SAFETY: prctl(PR_SET_PDEATHSIG) is async-signal-safe and touches only the child.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
         let started = Instant::now();
         let mut child = match cmd.spawn() {
             Ok(child) => child,
@@ -106,6 +117,7 @@ impl FlowRunner {
                 return Evidence::LaunchFailed;
             }
         };
+        self.running.lock().unwrap_or_else(|p| p.into_inner()).insert(child.id());
         let status = loop {
             match child.try_wait() {
                 Ok(Some(status)) => break Some(status),
@@ -114,6 +126,7 @@ impl FlowRunner {
                 Err(_) => break None,
             }
         };
+        self.running.lock().unwrap_or_else(|p| p.into_inner()).remove(&child.id());
         // The params file goes now, whatever happened.
         drop(params_file);
         let Some(status) = status else {
@@ -144,7 +157,17 @@ impl Runner for FlowRunner {
             Some(bundle) => self.run_bundle(run_id, bundle, &crate::cards::params_for_flow(inputs), url),
             None => Evidence::Refused(contract::Reason::WorkflowUnavailable),
         };
-        RunOutput { decision: contract::decide(&evidence, Proof::Local), simulated: false, sandbox: None }
+        let model_calls = match &evidence {
+            Evidence::Finished(f) => f.report.as_ref().and_then(|r| r.model_calls),
+            _ => None,
+        };
+        RunOutput { decision: contract::decide(&evidence, Proof::Local), simulated: false, sandbox: None, model_calls }
+    }
+
+    fn shutdown(&self) {
+        for pgid in self.running.lock().unwrap_or_else(|p| p.into_inner()).drain() {
+            kill_group(pgid);
+        }
     }
 }
 

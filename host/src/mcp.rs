@@ -91,7 +91,10 @@ impl ServerHandler for McpServer {
 
 /// Serves MCP on stdin/stdout until the client closes the connection.
 pub async fn serve_stdio(bridge: Arc<Bridge>) -> anyhow::Result<()> {
-    let running = McpServer::new(bridge).serve(rmcp::transport::stdio()).await?;
-    running.waiting().await?;
+    let running = McpServer::new(bridge.clone()).serve(rmcp::transport::stdio()).await?;
+    let waited = running.waiting().await;
+    // The client is gone: nothing it started may go on unattended.
+    bridge.shutdown();
+    waited?;
     Ok(())
 }

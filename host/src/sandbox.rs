@@ -224,6 +224,7 @@ impl Runner for SimulatedSandbox {
             decision: contract::decide(&evidence, Proof::Simulated),
             simulated: true,
             sandbox: Some(SandboxInfo { case: case.as_str().into(), engine: SandboxEngine::Simulated }),
+            model_calls: None,
         }
     }
 }

@@ -14,12 +14,17 @@ pub struct RunOutput {
     pub decision: Decision,
     pub simulated: bool,
     pub sandbox: Option<SandboxInfo>,
+    /// Model calls the run made, from its report.
+    pub model_calls: Option<u32>,
 }
 
 /// Runs one attempt of a workflow. Called on a worker thread, after the claim is durable.
 pub trait Runner: Send + Sync + 'static {
     /// `url` is a per-call target URL, only ever set when the operator allowed overrides.
     fn run(&self, run_id: &str, workflow: &str, inputs: &Map<String, Value>, url: Option<&str>) -> RunOutput;
+
+    /// Stops whatever is still running, when the server shuts down.
+    fn shutdown(&self) {}
 }
 
 /// A run_workflow call, after its arguments passed the tool's inputSchema.
@@ -203,12 +208,13 @@ impl Service {
             let started = Instant::now();
             let workflow = record.workflow.clone().unwrap_or_default();
             let output = runner.run(&record.run_id, &workflow, &inputs, url.as_deref());
-            let mut result = RunResult::from_decision(&output.decision, mode, output.simulated);
+            let mut result = RunResult::from_decision(&output.decision, mode, output.simulated)
+                .with_seconds(started.elapsed().as_secs_f64());
             result.run_id = Some(record.run_id.clone());
             result.request_id = record.request_id.clone();
             result.workflow = record.workflow.clone();
             result.sandbox = output.sandbox;
-            result.seconds = Some((started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0);
+            result.model_calls = output.model_calls;
             record.result = result;
             record.state = RunState::Finished;
             record.finished_at = Some(runs::now_rfc3339());
@@ -262,6 +268,11 @@ impl Service {
             self.runs.write_run(&record, true)?;
         }
         Ok(Some(record))
+    }
+
+    /// Stops the runner's work in flight (the server is going away).
+    pub fn shutdown(&self) {
+        self.runner.shutdown();
     }
 
     /// get_run's lookup: `None` when no such run exists here.

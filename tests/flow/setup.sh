@@ -40,6 +40,13 @@ fi
 stamp="$venv/.requirements.sha256"
 want="$(sha256sum "$here/requirements.txt" | cut -d' ' -f1)"
 if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    # A fresh Debian has no python3 or no venv module (python3-venv): install them.
+    if ! "$python" -c 'import ensurepip, venv' >/dev/null 2>&1 && command -v apt-get >/dev/null; then
+        log "installing python3-venv"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq python3-venv >/dev/null
+    fi
     log "creating $venv"
     "$python" -m venv "$venv"
     "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$here/requirements.txt"
