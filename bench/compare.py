@@ -7,8 +7,8 @@ measurement is interleaved (ours, reference, ours, reference, ...) so both see t
 load, and every server process gets its own fresh runs directory.
 
 Phases:
-  warm-up   one session per server, discarded (fills the reference's .pyc files and our
-            precompiled-engine cache, which both persist across real starts too)
+  warm-up   one session per server, discarded (warms the page cache for both and fills our
+            precompiled-engine cache, which persists across real starts too)
   A         N times: spawn -> initialize response (cold start), tools/list, then the first
             run_workflow of that process
   B         one long session per server: N times a new run_workflow, its replay, and get_run of
@@ -417,6 +417,10 @@ def fmt_ms(s: float) -> str:
     return f"{ms:.3f} ms"
 
 
+def fmt_count(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
 def timing_cells(a: list, b: list) -> tuple[str, str, str]:
     ma, mb = median(a), median(b)
     return (
@@ -449,7 +453,7 @@ def table(result: dict) -> str:
         rounds = len(c["ours"]["per_run"])
         label = f"fsync-family syscalls per new run (strace, K={c['ours']['k']}" + (f", median of {rounds} rounds)" if rounds > 1 else ")")
         ratio = f"{fr / fo:.1f}×" if fo > 0 else "n/a"
-        out.append(f"| {label} | {fo:g} | {fr:g} | {ratio} |")
+        out.append(f"| {label} | {fmt_count(fo)} | {fmt_count(fr)} | {ratio} |")
     fl = result["floor"]["echo_round_trip_s"]
     out.append("")
     out.append(f"Times are medians (p90 in brackets) of {n} interleaved repetitions, measured by the driver from "
@@ -472,7 +476,7 @@ def main() -> int:
     ap.add_argument("--reference", default=os.path.join(repo, "target", "ref-venv", "bin", "openadapt-agent"),
                     help="the reference's openadapt-agent console script (default: target/ref-venv/bin/openadapt-agent)")
     ap.add_argument("-n", "--n", type=int, default=30, help="repetitions per timed metric and runs per RSS session (default 30)")
-    ap.add_argument("-k", "--k", type=int, default=10, help="new runs in the strace session (default 10; 0 skips)")
+    ap.add_argument("-k", "--k", type=int, default=20, help="new runs in the strace session (default 20; 0 skips)")
     ap.add_argument("--strace-rounds", type=int, default=3, help="strace K-vs-0 rounds per server (default 3)")
     ap.add_argument("--json", help="write the raw numbers here")
     ap.add_argument("--tmp-dir", default=None, help="where the fresh runs dirs go (default: the system temp dir)")

@@ -41,6 +41,15 @@ fn bundle(root: &Path, dir_name: &str, scenario: &str, card: Option<Value>) -> P
     dir
 }
 
+/// Validates `value` against one of the schemas under schemas/.
+fn assert_schema(file: &str, value: &Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas").join(file);
+    let schema: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(value).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{file}: {errors:?}\n{value}");
+}
+
 fn inputs() -> Value {
     json!({"note": "A note", "visit": "2026-10-08", "kind": "b", "count": 2})
 }
@@ -214,6 +223,25 @@ async fn tools_follow_the_mode() {
     let a = json!({"note": "n", "visit": "2026-01-02", "kind": "a", "count": "4"});
     let r = call(&prod, &format!("run_{id}"), a).await.structured_content.unwrap();
     assert_eq!((r["status"].as_str(), r["outcome"].as_str(), r["success"].as_bool()), (Some("success"), Some("done"), Some(true)));
+    assert_schema("legacy_run.output.schema.json", &r);
+    assert!(legacy.output_schema.is_none(), "the older run tools declare no output schema");
+    // The read-only tools' real output against their schemas.
+    let report = call(&prod, "get_run_report", json!({"run_id": r["run_id"]})).await.structured_content.unwrap();
+    assert_schema("legacy_run.output.schema.json", &report);
+    assert_eq!(report["summary"]["steps_total"], 2);
+    let wf = call(&prod, "get_workflow", json!({"workflow": id})).await.structured_content.unwrap();
+    assert_schema("get_workflow.output.schema.json", &wf);
+    assert_eq!((wf["step_count"].as_u64(), wf["available"].as_bool()), (Some(2), Some(true)));
+    let queue = call(&prod, "list_needs_attention", json!({})).await.structured_content.unwrap();
+    assert_schema("list_needs_attention.output.schema.json", &queue);
+    let listing = call(&prod, "list_workflows", json!({})).await.structured_content.unwrap();
+    let mut list_schema: Value = serde_json::from_slice(&std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/list_workflows.output.schema.json")).unwrap()).unwrap();
+    let extra: Value = serde_json::from_slice(&std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/list_workflows.production.schema.json")).unwrap()).unwrap();
+    list_schema["properties"].as_object_mut().unwrap().extend(extra["properties"].as_object().unwrap().clone());
+    let errors: Vec<String> = jsonschema::validator_for(&list_schema).unwrap().iter_errors(&listing).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let missing_item = call(&prod, "get_attention_item", json!({"attention_id": "0123456789abcdef01234567"})).await;
+    assert_eq!(missing_item.is_error, Some(true));
     let missing = call(&prod, &format!("run_{id}"), json!({"note": "n"})).await;
     assert_eq!(missing.is_error, Some(true), "missing parameters are refused before Flow starts");
     prod.cancel().await.unwrap();

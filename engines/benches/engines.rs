@@ -62,7 +62,7 @@ fn mockmed(c: &mut Criterion) {
                 s.enter_note("Synthetic triage note").unwrap().unwrap();
                 s.save().unwrap().unwrap();
                 s.read_banner().unwrap().unwrap();
-                assert!(s.read_back(&r.record_id, "Synthetic triage note").unwrap().unwrap().note_found);
+                assert!(s.note_saved(&r.record_id, "Synthetic triage note").unwrap().unwrap());
                 store
             },
             BatchSize::PerIteration,

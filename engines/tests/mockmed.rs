@@ -35,6 +35,8 @@ fn normal_saves_and_reads_back() {
         s.read_back(&referral.record_id, NOTE).unwrap(),
         Ok(ReadBack { notes_on_record: 1, note_found: true })
     );
+    assert_eq!(s.note_saved(&referral.record_id, NOTE).unwrap(), Ok(true));
+    assert_eq!(s.note_saved(&referral.record_id, "another text").unwrap(), Ok(false));
 }
 
 #[test]
@@ -144,4 +146,5 @@ fn a_false_banner_is_caught_even_when_an_equal_note_is_already_on_file() {
     assert_eq!(s.save().unwrap(), Ok(SaveAnswer::Answered));
     assert_eq!(s.read_banner().unwrap(), Ok(Banner::Saved));
     assert_eq!(s.read_back(&r.record_id, NOTE).unwrap(), Ok(ReadBack { notes_on_record: 1, note_found: false }));
+    assert_eq!(s.note_saved(&r.record_id, NOTE).unwrap(), Ok(false));
 }

@@ -34,13 +34,23 @@ pub struct Hints {
     pub open_world: bool,
 }
 
+impl ToolSpec {
+    fn validator(&self) -> &jsonschema::Validator {
+        self.validator
+            .get_or_init(|| jsonschema::validator_for(&self.input_schema).expect("input schemas compile"))
+    }
+}
+
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
     pub input_schema: Value,
-    pub output_schema: Value,
+    /// `None` for the deprecated per-bundle run tools, which never had one.
+    pub output_schema: Option<Value>,
     pub hints: Hints,
-    validator: jsonschema::Validator,
+    /// Compiled on first use (or by `warm`): compiling every schema up front would
+    /// dominate the server's start.
+    validator: std::sync::OnceLock<jsonschema::Validator>,
 }
 
 /// What a tool call answers.
@@ -115,9 +125,9 @@ impl Bridge {
         let tool = |name: &str, description: &str, input_schema: Value, output: Value, hints| ToolSpec {
             name: name.to_string(),
             description: description.to_string(),
-            validator: jsonschema::validator_for(&input_schema).expect("input schemas compile"),
+            validator: std::sync::OnceLock::new(),
             input_schema,
-            output_schema: output,
+            output_schema: Some(output),
             hints,
         };
         let mut list_out = schema(LIST_WORKFLOWS_OUT);
@@ -186,11 +196,22 @@ impl Bridge {
                 &legacy.tool_name,
                 "Deprecated: use run_workflow with a request_id. Runs the selected compiled workflow through the governed openadapt-flow run. Returns status (success, halt, refused, timeout, or error) plus the contract fields of run_workflow; only outcome done means saved and checked; never retry not_sure_if_saved. This tool takes no request_id, so a retry can write twice.",
                 legacy.input_schema.clone(),
-                schema(LEGACY_RUN_OUT),
+                Value::Null,
                 run_hints,
             ));
+            // One full output schema per bundle would make tools/list grow by kilobytes each.
+            if let Some(t) = tools.last_mut() {
+                t.output_schema = None;
+            }
         }
         Bridge { service, tools, legacy_runs: which.legacy_runs, production }
+    }
+
+    /// Compiles every tool's input schema now, off the request path.
+    pub fn warm(&self) {
+        for tool in &self.tools {
+            tool.validator();
+        }
     }
 
     /// Stops runs in flight; the server is shutting down.
@@ -204,13 +225,39 @@ impl Bridge {
 
     /// Handles one tool call. `tick` is called about once a second while a call waits.
     pub async fn call(&self, name: &str, arguments: Option<&Map<String, Value>>, tick: impl FnMut(u64)) -> Reply {
+        let facts = crate::telemetry::ServerFacts {
+            mode: self.service.policy().mode,
+            engine: if self.production.is_some() { "flow" } else { "simulated" },
+        };
+        // A name the caller made up is caller text: telemetry never carries it.
+        let known = self.tools.iter().any(|t| t.name == name);
+        let span = crate::telemetry::CallSpan::start(if known { name } else { "(unknown)" }, arguments, facts);
+        let reply = span.run(self.dispatch(name, arguments, tick)).await;
+        let workflow = if span.wants_metadata() { self.workflow_id(&reply) } else { None };
+        span.finish(&reply, arguments, workflow.as_deref());
+        reply
+    }
+
+    /// The opaque id of the workflow a reply names (production: the bundle id), for telemetry
+    /// under `metadata`. Only a workflow the catalog knows is ever named.
+    fn workflow_id(&self, reply: &Reply) -> Option<String> {
+        let Reply::Structured(v) = reply else { return None };
+        let name = v.get("workflow").and_then(Value::as_str)?;
+        self.service.catalog().iter().find(|c| c.card.name == name)?;
+        match &self.production {
+            Some(p) => p.workflow_id(name).map(str::to_string),
+            None => Some(name.to_string()),
+        }
+    }
+
+    async fn dispatch(&self, name: &str, arguments: Option<&Map<String, Value>>, tick: impl FnMut(u64)) -> Reply {
         let Some(tool) = self.tools.iter().find(|t| t.name == name) else {
             return Reply::Error(UNKNOWN_TOOL);
         };
         let empty = Map::new();
         let args = arguments.unwrap_or(&empty);
         let args_value = Value::Object(args.clone());
-        if !tool.validator.is_valid(&args_value) {
+        if !tool.validator().is_valid(&args_value) {
             return Reply::Error(BAD_ARGUMENTS);
         }
         let answer = match name {
@@ -267,7 +314,7 @@ impl Bridge {
         };
         let wait = wait_of(args);
         let service = self.service.clone();
-        let begin = tokio::task::spawn_blocking(move || service.begin_run(req))
+        let begin = crate::telemetry::spawn_blocking(move || service.begin_run(req))
             .await
             .map_err(std::io::Error::other)??;
         let result = match begin {

@@ -102,6 +102,34 @@ pub struct ServeArgs {
     /// Milliseconds the simulated app takes before and after a save, to study slow apps.
     #[arg(long, default_value_t = 0, hide = true)]
     simulated_latency_ms: u64,
+    /// Export OpenTelemetry traces, metrics and logs over OTLP/HTTP to this base URL
+    /// (`/v1/traces`, `/v1/metrics`, `/v1/logs` are appended). HTTPS unless the host is
+    /// loopback. Telemetry is off without it.
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
+    /// A header sent with every export: `NAME=env:VAR` reads a secret from the environment
+    /// at start; `NAME=literal:VALUE` is for non-secrets. Repeatable, at most 8.
+    #[arg(long = "otlp-header", value_name = "NAME=env:VAR")]
+    otlp_headers: Vec<String>,
+    /// The signals to export, separated by commas (default: traces,metrics,logs).
+    #[arg(long, value_name = "LIST")]
+    otlp_signals: Option<String>,
+    /// What spans carry: `off` (default: timings, outcomes, reasons, hashed ids), `metadata`
+    /// (also tool name, opaque workflow id, mode, engine), `full` (also arguments and
+    /// results, masked and truncated; needs --allow-protected-export).
+    #[arg(long, value_enum, value_name = "POLICY")]
+    otlp_content: Option<OtlpContentArg>,
+    /// The byte limit of one value captured under `--otlp-content full` (default 8192, at
+    /// most 65536).
+    #[arg(long, value_name = "N")]
+    otlp_max_bytes: Option<usize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum OtlpContentArg {
+    Off,
+    Metadata,
+    Full,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -168,6 +196,45 @@ impl ServeArgs {
     }
 }
 
+impl ServeArgs {
+    /// The telemetry the `--otlp-*` flags ask for (`None`: off), or the one line that says
+    /// why not. Secret header values are read later, when telemetry starts.
+    pub fn telemetry(&self) -> Result<Option<crate::telemetry::TelemetryConfig>, String> {
+        use crate::telemetry::{Capture, Header, Signals, TelemetryConfig};
+        let Some(endpoint) = &self.otlp_endpoint else {
+            let any = !self.otlp_headers.is_empty()
+                || self.otlp_signals.is_some()
+                || self.otlp_content.is_some()
+                || self.otlp_max_bytes.is_some();
+            return if any {
+                Err("--otlp-header, --otlp-signals, --otlp-content and --otlp-max-bytes need --otlp-endpoint URL".into())
+            } else {
+                Ok(None)
+            };
+        };
+        let mut config = TelemetryConfig::new(endpoint.clone());
+        config.allow_protected_export = self.allow_protected_export;
+        for spec in &self.otlp_headers {
+            config.headers.push(Header::parse_flag(spec).map_err(|e| e.to_string())?);
+        }
+        if let Some(list) = &self.otlp_signals {
+            config.signals = Signals::parse_list(list).map_err(|e| e.to_string())?;
+        }
+        if let Some(content) = self.otlp_content {
+            config.content.capture = match content {
+                OtlpContentArg::Off => Capture::Off,
+                OtlpContentArg::Metadata => Capture::Metadata,
+                OtlpContentArg::Full => Capture::Full,
+            };
+        }
+        if let Some(n) = self.otlp_max_bytes {
+            config.content.max_bytes = n;
+        }
+        config.validate().map_err(|e| e.to_string())?;
+        Ok(Some(config))
+    }
+}
+
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -215,7 +282,16 @@ fn init_logging() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
         // rmcp's own debug lines print whole requests, arguments included: never let them out.
         .add_directive("rmcp=warn".parse().expect("a valid directive"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    // Warn and error lines also go to the OTLP logs signal while telemetry is on.
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .finish()
+        .with(crate::telemetry::LogBridge)
+        .init();
 }
 
 /// The sandbox directory: the flag, else the environment, else the home default; never the
@@ -246,6 +322,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             std::process::exit(2);
         }
     };
+    // Telemetry starts before anything runs and flushes (at most 5 s) when serve returns.
+    let _telemetry = start_telemetry(&args)?;
     if args.allow_protected_export {
         tracing::warn!("protected export is ON: results may carry raw labels, values, paths and reports");
     } else {
@@ -262,15 +340,49 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     crate::mcp::serve_stdio(Arc::new(bridge)).await
 }
 
+/// Starts the telemetry the flags ask for; a bad combination or an unset secret variable is
+/// one line and exit 2.
+fn start_telemetry(args: &ServeArgs) -> anyhow::Result<Option<crate::telemetry::TelemetryGuard>> {
+    let config = match args.telemetry() {
+        Ok(None) => return Ok(None),
+        Ok(Some(config)) => config,
+        Err(line) => {
+            eprintln!("error: {line}");
+            std::process::exit(2);
+        }
+    };
+    match crate::telemetry::init(&config) {
+        Ok(guard) => {
+            if config.content.capture == crate::telemetry::Capture::Full {
+                tracing::warn!("telemetry content capture is full: spans carry masked, truncated tool arguments and results");
+            }
+            tracing::info!(content = config.content.capture.as_str(), "telemetry export is on");
+            Ok(Some(guard))
+        }
+        Err(e) if e.is::<crate::telemetry::ConfigError>() => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+        Err(e) => Err(e.context("cannot start telemetry")),
+    }
+}
+
 fn sandbox_bridge(args: &ServeArgs) -> anyhow::Result<Bridge> {
     if args.sandbox_engine == SandboxEngineArg::Auto {
         tracing::info!("sandbox engine auto: the flow engine is not available here, using simulated");
     }
     let dir = sandbox_dir(args.runs_dir.clone());
-    let runs = RunsDir::open(&dir).map_err(|e| anyhow::anyhow!("cannot open the runs directory: {e}"))?;
-    let store_dir = runs.root().join("mockmed-store");
     let latency = std::time::Duration::from_millis(args.simulated_latency_ms);
-    let runner = Arc::new(SimulatedSandbox::new(store_dir, engine_cache_dir(), latency));
+    sandbox_bridge_at(&dir, &engine_cache_dir(), latency)
+}
+
+/// The sandbox bridge `serve` builds, for a runs directory, an engine cache directory and the
+/// simulated app's latency (zero unless studying slow apps): for callers that run the server
+/// in-process, such as the SDK's embedded mode. Blocking (it opens the runs directory).
+pub fn sandbox_bridge_at(dir: &std::path::Path, engine_cache: &std::path::Path, latency: std::time::Duration) -> anyhow::Result<Bridge> {
+    let runs = RunsDir::open(dir).map_err(|e| anyhow::anyhow!("cannot open the runs directory: {e}"))?;
+    let store_dir = runs.root().join("mockmed-store");
+    let runner = Arc::new(SimulatedSandbox::new(store_dir, engine_cache.to_path_buf(), latency));
     let policy = Policy { mode: Mode::Sandbox, runs_enabled: true, require_all: true };
     let catalog = vec![CatalogEntry { card: cards::sandbox_card(), available: true }];
     let service = Arc::new(Service::new(policy, runs, catalog, runner));

@@ -117,21 +117,23 @@ impl FlowRunner {
                 return Evidence::LaunchFailed;
             }
         };
-        self.running.lock().unwrap_or_else(|p| p.into_inner()).insert(child.id());
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break Some(status),
-                Ok(None) if started.elapsed() >= self.config.timeout => break None,
-                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-                Err(_) => break None,
-            }
+        let pid = child.id();
+        self.running.lock().unwrap_or_else(|p| p.into_inner()).insert(pid);
+        // A waiter thread sees the exit the moment it happens; this thread keeps the deadline.
+        let (exited, exit) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = exited.send(child.wait());
+        });
+        let status = match exit.recv_timeout(self.config.timeout.saturating_sub(started.elapsed())) {
+            Ok(Ok(status)) => Some(status),
+            Ok(Err(_)) | Err(_) => None,
         };
-        self.running.lock().unwrap_or_else(|p| p.into_inner()).remove(&child.id());
+        self.running.lock().unwrap_or_else(|p| p.into_inner()).remove(&pid);
         // The params file goes now, whatever happened.
         drop(params_file);
         let Some(status) = status else {
-            kill_group(child.id());
-            let _ = child.wait();
+            kill_group(pid);
+            let _ = exit.recv();
             return Evidence::TimedOut;
         };
         let exit_code = status.code();
@@ -154,7 +156,12 @@ impl FlowRunner {
 impl Runner for FlowRunner {
     fn run(&self, run_id: &str, workflow: &str, inputs: &Map<String, Value>, url: Option<&str>) -> RunOutput {
         let evidence = match self.bundles.get(workflow) {
-            Some(bundle) => self.run_bundle(run_id, bundle, &crate::cards::params_for_flow(inputs), url),
+            Some(bundle) => {
+                let span = crate::telemetry::child_span("flow.subprocess", "flow");
+                let evidence = self.run_bundle(run_id, bundle, &crate::cards::params_for_flow(inputs), url);
+                span.end_with(&evidence);
+                evidence
+            }
             None => Evidence::Refused(contract::Reason::WorkflowUnavailable),
         };
         let model_calls = match &evidence {

@@ -17,3 +17,4 @@ pub mod production;
 pub mod runs;
 pub mod sandbox;
 pub mod service;
+pub mod telemetry;

@@ -22,9 +22,12 @@ impl McpServer {
             .iter()
             .map(|t| {
                 let object = |v: &serde_json::Value| Arc::new(v.as_object().cloned().unwrap_or_default());
-                Tool::new(t.name.clone(), t.description.clone(), object(&t.input_schema))
-                    .with_raw_output_schema(object(&t.output_schema))
-                    .with_annotations(
+                let tool = Tool::new(t.name.clone(), t.description.clone(), object(&t.input_schema));
+                match &t.output_schema {
+                    Some(schema) => tool.with_raw_output_schema(object(schema)),
+                    None => tool,
+                }
+                .with_annotations(
                         ToolAnnotations::new()
                             .read_only(t.hints.read_only)
                             .destructive(t.hints.destructive)
@@ -91,7 +94,10 @@ impl ServerHandler for McpServer {
 
 /// Serves MCP on stdin/stdout until the client closes the connection.
 pub async fn serve_stdio(bridge: Arc<Bridge>) -> anyhow::Result<()> {
-    let running = McpServer::new(bridge.clone()).serve(rmcp::transport::stdio()).await?;
+    let server = McpServer::new(bridge.clone());
+    let warm = bridge.clone();
+    std::thread::spawn(move || warm.warm());
+    let running = server.serve(rmcp::transport::stdio()).await?;
     let waited = running.waiting().await;
     // The client is gone: nothing it started may go on unattended.
     bridge.shutdown();

@@ -118,6 +118,11 @@ pub struct LegacyRunTool {
 }
 
 impl Production {
+    /// The opaque id of the bundle behind a card name.
+    pub fn workflow_id(&self, card_name: &str) -> Option<&str> {
+        self.names.iter().find(|(_, name)| name.as_str() == card_name).map(|(id, _)| id.as_str())
+    }
+
     fn legacy_run_tools(&self, service: &Service) -> Vec<LegacyRunTool> {
         self.bundles
             .iter()
@@ -246,7 +251,7 @@ impl Production {
         };
         let req = RunRequest { workflow: tool.workflow.clone(), inputs, request_id, url };
         let svc = service.clone();
-        let begin = tokio::task::spawn_blocking(move || svc.begin_run(req)).await.map_err(std::io::Error::other)??;
+        let begin = crate::telemetry::spawn_blocking(move || svc.begin_run(req)).await.map_err(std::io::Error::other)??;
         let result = match begin {
             Begin::Answer(r) => r,
             // The older tools wait for the end of the run, as they always have.

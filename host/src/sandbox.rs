@@ -115,9 +115,9 @@ fn walk(
         return Ok(());
     }
     ev.banner = Some(app.read_banner()??);
-    let back = app.read_back(&referral.record_id, note)??;
-    ev.note_read_back = Some(back.note_found);
-    ev.transaction = Some(if ev.banner == Some(Banner::Saved) && back.note_found {
+    let found = app.note_saved(&referral.record_id, note)??;
+    ev.note_read_back = Some(found);
+    ev.transaction = Some(if ev.banner == Some(Banner::Saved) && found {
         TransactionOutcome::Verified
     } else {
         TransactionOutcome::ReconciliationRequired
@@ -213,13 +213,20 @@ impl Runner for SimulatedSandbox {
             .and_then(FaultCase::parse)
             .unwrap_or(FaultCase::Normal);
         let note = inputs.get("note").and_then(Value::as_str).unwrap_or_default();
+        let mut span = crate::telemetry::child_span("engine.session", "mockmed");
         let evidence = match self.mockmed() {
-            Ok(mockmed) => run_triage_note(mockmed, &self.store_dir, case, run_id, note, self.latency).to_contract_evidence(),
+            Ok(mockmed) => {
+                let seen = run_triage_note(mockmed, &self.store_dir, case, run_id, note, self.latency);
+                span.set_bool("openadapt.engine.failed", seen.engine_failed);
+                span.set_bool("openadapt.save_sent", seen.save_sent);
+                seen.to_contract_evidence()
+            }
             Err(e) => {
                 tracing::error!(error = e, "the MockMed engine could not be loaded");
                 Evidence::LaunchFailed
             }
         };
+        span.end_with(&evidence);
         RunOutput {
             decision: contract::decide(&evidence, Proof::Simulated),
             simulated: true,

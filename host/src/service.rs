@@ -204,7 +204,9 @@ impl Service {
         let runs = self.runs.clone();
         let finished = self.finished.clone();
         let mode = self.mode;
+        let carried = crate::telemetry::carry();
         std::thread::spawn(move || {
+            let _cx = carried.attach();
             let started = Instant::now();
             let workflow = record.workflow.clone().unwrap_or_default();
             let output = runner.run(&record.run_id, &workflow, &inputs, url.as_deref());
@@ -215,6 +217,7 @@ impl Service {
             result.workflow = record.workflow.clone();
             result.sandbox = output.sandbox;
             result.model_calls = output.model_calls;
+            crate::telemetry::record_run(&result, Some(started.elapsed()));
             record.result = result;
             record.state = RunState::Finished;
             record.finished_at = Some(runs::now_rfc3339());
@@ -320,6 +323,7 @@ impl Service {
         record.workflow = workflow.map(str::to_string);
         record.finished_at = Some(record.started_at.clone());
         self.runs.write_run(&record, true)?;
+        crate::telemetry::record_run(&result, None);
         Ok(result)
     }
 

@@ -190,6 +190,12 @@ impl MockMedSession {
             .map(|r| ReadBack { notes_on_record: r.notes_on_record, note_found: r.note_found })
             .map_err(app_error))
     }
+
+    /// Whether the note this session saved is on the record with exactly `note`'s text, read
+    /// from the store. Its cost does not grow with the number of notes.
+    pub fn note_saved(&mut self, record_id: &str, note: &str) -> Step<bool> {
+        Ok(self.step(|app, s| app.call_note_saved(s, record_id, note))?.map_err(app_error))
+    }
 }
 
 fn app_error(e: wit::AppError) -> AppError {

@@ -159,17 +159,25 @@ impl Guest for MockMed {
                     notes_on_record += 1;
                 }
             }
-            // This session's own note, read from the store, not from the session's memory.
-            let note_found = match fs::read_to_string(dir.join(format!("{}.json", s.id))) {
-                Ok(stored) => {
-                    let doc: serde_json::Value = serde_json::from_str(&stored).map_err(|_| AppError::StoreFailed)?;
-                    doc["note"].as_str() == Some(note.as_str())
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-                Err(_) => return Err(AppError::StoreFailed),
-            };
+            let note_found = own_note_is(&dir, &s.id, &note)?;
             Ok(StoreCheck { notes_on_record, note_found })
         })
+    }
+
+    fn note_saved(record_id: String, note: String) -> Result<bool, AppError> {
+        with_session(|s| own_note_is(&notes_dir(&record_id)?, &s.id, &note))
+    }
+}
+
+/// This session's own note, read from the store, not from the session's memory.
+fn own_note_is(dir: &std::path::Path, session_id: &str, note: &str) -> Result<bool, AppError> {
+    match fs::read_to_string(dir.join(format!("{session_id}.json"))) {
+        Ok(stored) => {
+            let doc: serde_json::Value = serde_json::from_str(&stored).map_err(|_| AppError::StoreFailed)?;
+            Ok(doc["note"].as_str() == Some(note))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(_) => Err(AppError::StoreFailed),
     }
 }
 
