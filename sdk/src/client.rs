@@ -91,6 +91,8 @@ pub struct ClientBuilder {
     pub(crate) server_args: Vec<OsString>,
     pub(crate) env: Vec<(OsString, OsString)>,
     pub(crate) stderr: ServerStderr,
+    #[cfg(feature = "embedded")]
+    pub(crate) telemetry: Option<openadapt_agent::telemetry::TelemetryConfig>,
 }
 
 impl Default for ClientBuilder {
@@ -103,6 +105,8 @@ impl Default for ClientBuilder {
             server_args: vec![],
             env: vec![],
             stderr: ServerStderr::Inherit,
+            #[cfg(feature = "embedded")]
+            telemetry: None,
         }
     }
 }
@@ -151,6 +155,15 @@ impl ClientBuilder {
     /// Where a managed server's log goes (default: this process's stderr).
     pub fn server_stderr(mut self, stderr: ServerStderr) -> Self {
         self.stderr = stderr;
+        self
+    }
+
+    /// OTLP telemetry for an embedded host, with the same settings as the server's `--otlp-*`
+    /// flags (a managed server takes those flags through [`ClientBuilder::server_arg`]).
+    /// Telemetry stops, flushing for at most 5 s, when the client is dropped.
+    #[cfg(feature = "embedded")]
+    pub fn telemetry(mut self, config: openadapt_agent::telemetry::TelemetryConfig) -> Self {
+        self.telemetry = Some(config);
         self
     }
 

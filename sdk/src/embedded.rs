@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 pub(crate) struct Embedded {
     bridge: Arc<Bridge>,
+    /// Declared after the bridge, so runs stop before the last spans are flushed.
+    _telemetry: Option<openadapt_agent::telemetry::TelemetryGuard>,
 }
 
 impl Embedded {
@@ -19,12 +21,16 @@ impl Embedded {
             None => openadapt_agent::cli::engine_cache_dir(),
         };
         let latency = builder.simulated_latency;
+        let telemetry = match &builder.telemetry {
+            Some(config) => Some(openadapt_agent::telemetry::init(config).map_err(|e| Error::Spawn(format!("telemetry: {e:#}")))?),
+            None => None,
+        };
         // Opening the runs directory blocks (it creates and fsyncs directories).
         let bridge = tokio::task::spawn_blocking(move || openadapt_agent::cli::sandbox_bridge_at(&dir, &cache, latency))
             .await
             .map_err(|e| Error::Spawn(e.to_string()))?
             .map_err(|e| Error::Spawn(format!("{e:#}")))?;
-        Ok(Embedded { bridge: Arc::new(bridge) })
+        Ok(Embedded { bridge: Arc::new(bridge), _telemetry: telemetry })
     }
 
     pub async fn call(&self, call: &Call, progress: Option<&ProgressSink>) -> Result<Value> {

@@ -69,3 +69,23 @@ async fn dropping_a_stream_stops_watching_and_resume_finds_the_outcome() {
     let client = embedded(tmp.path(), 700).await;
     common::dropping_a_stream_stops_watching_and_resume_finds_the_outcome(&client, tmp.path(), "embedded").await;
 }
+
+#[tokio::test]
+async fn an_embedded_host_takes_the_servers_telemetry_settings() {
+    // An endpoint where nothing listens: telemetry starts, exports fail in the background,
+    // and every result is what it would be without it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let config = openadapt_agent::telemetry::TelemetryConfig::new(format!("http://127.0.0.1:{port}"));
+    let tmp = tempfile::tempdir().unwrap();
+    let client = openadapt_agent_sdk::Client::builder()
+        .runs_dir(tmp.path())
+        .cache_home(cache_home())
+        .telemetry(config)
+        .embedded()
+        .await
+        .expect("an embedded client with telemetry");
+    let id = openadapt_agent_sdk::RequestId::new("embedded-telemetry-1").unwrap();
+    let result = client.run("add_triage_note", inputs("Synthetic note.", "normal"), &id).await.unwrap();
+    assert_eq!(result.outcome, Outcome::Done);
+    client.close().await;
+}
