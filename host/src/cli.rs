@@ -326,8 +326,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let _telemetry = start_telemetry(&args)?;
     if args.allow_protected_export {
         tracing::warn!("protected export is ON: results may carry raw labels, values, paths and reports");
-    } else {
-        tracing::info!("protected export is off: results carry only PHI-safe projections");
+    } else if matches!(start, Start::Bundles { .. }) {
+        // Production operators should see this at the default log level.
+        tracing::warn!("protected export is off (the default): results carry only PHI-safe projections");
     }
     let bridge = match start {
         Start::Sandbox => sandbox_bridge(&args)?,
