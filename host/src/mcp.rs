@@ -96,7 +96,11 @@ impl ServerHandler for McpServer {
 pub async fn serve_stdio(bridge: Arc<Bridge>) -> anyhow::Result<()> {
     let server = McpServer::new(bridge.clone());
     let warm = bridge.clone();
-    std::thread::spawn(move || warm.warm());
+    // After the handshake has had its moment: warming must not compete with the first answer.
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        warm.warm();
+    });
     let running = server.serve(rmcp::transport::stdio()).await?;
     let waited = running.waiting().await;
     // The client is gone: nothing it started may go on unattended.
