@@ -84,6 +84,18 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// Ends the record with `result`, which takes the record's own ids.
+    pub fn finish(&mut self, result: RunResult) {
+        self.result = self.stamp(result);
+        self.state = RunState::Finished;
+        self.finished_at = Some(now_rfc3339());
+    }
+
+    /// `result` carrying this record's run id, request id and workflow.
+    pub fn stamp(&self, result: RunResult) -> RunResult {
+        result.with_ids(Some(self.run_id.clone()), self.request_id.clone(), self.workflow.clone())
+    }
+
     pub fn owner(&self) -> Owner {
         Owner { pid: self.pid, pid_start: self.pid_start, host: self.host.clone() }
     }

@@ -156,7 +156,7 @@ impl Service {
                     match record.state {
                         RunState::Running => return Ok(Begin::Wait { run_id: record.run_id, replayed: true }),
                         RunState::Finished if !record.result.reason.is_retryable() => {
-                            return Ok(Begin::Answer(replayed(record.result)));
+                            return Ok(Begin::Answer(record.result.mark_replayed()));
                         }
                         RunState::Finished if last.attempt >= runs::MAX_ATTEMPTS => {
                             let result = RunResult::new(Reason::RetryLimit, self.mode);
@@ -185,9 +185,9 @@ impl Service {
                 ClaimOutcome::Lost(_) => continue,
                 ClaimOutcome::Won => {}
             }
-            let mut running = RunResult::new(Reason::Running, self.mode);
-            set_ids(&mut running, Some(&run_id), &req);
-            let record = self.record(&run_id, &req, running, RunState::Running, Some(&claim));
+            let running = RunResult::new(Reason::Running, self.mode);
+            let record =
+                self.record(&run_id, Some(&req.request_id), Some(&req.workflow), running, RunState::Running, Some(&claim));
             self.runs.write_run(&record, false)?;
             let mut all = claims;
             all.push(claim);
@@ -212,15 +212,10 @@ impl Service {
             let output = runner.run(&record.run_id, &workflow, &inputs, url.as_deref());
             let mut result = RunResult::from_decision(&output.decision, mode, output.simulated)
                 .with_seconds(started.elapsed().as_secs_f64());
-            result.run_id = Some(record.run_id.clone());
-            result.request_id = record.request_id.clone();
-            result.workflow = record.workflow.clone();
             result.sandbox = output.sandbox;
             result.model_calls = output.model_calls;
-            crate::telemetry::record_run(&result, Some(started.elapsed()));
-            record.result = result;
-            record.state = RunState::Finished;
-            record.finished_at = Some(runs::now_rfc3339());
+            record.finish(result);
+            crate::telemetry::record_run(&record.result, Some(started.elapsed()));
             if let Err(e) = runs.write_run(&record, true) {
                 // The record stays `running`; once this process is gone it reads as interrupted.
                 tracing::error!(error = %e, "could not write a run's final record");
@@ -241,12 +236,9 @@ impl Service {
                 None if claim.owner().is_gone() || Instant::now() > deadline => {
                     // The request id itself is not on disk (only its hash), so the record
                     // can't name it.
-                    let req = RunRequest { workflow: claim.workflow.clone(), inputs: Map::new(), request_id: String::new(), url: None };
-                    let mut result = RunResult::new(Reason::Interrupted, self.mode);
-                    result.run_id = Some(claim.run_id.clone());
-                    result.workflow = Some(claim.workflow.clone());
-                    let mut record = self.record(&claim.run_id, &req, result, RunState::Finished, Some(claim));
-                    record.request_id = None;
+                    let interrupted = RunResult::new(Reason::Interrupted, self.mode);
+                    let mut record =
+                        self.record(&claim.run_id, None, Some(&claim.workflow), interrupted, RunState::Finished, Some(claim));
                     record.finished_at = Some(runs::now_rfc3339());
                     self.runs.write_run(&record, true)?;
                     return Ok(record);
@@ -260,14 +252,9 @@ impl Service {
     fn read_settled(&self, run_id: &str) -> std::io::Result<Option<RunRecord>> {
         let Some(mut record) = self.runs.read_run(run_id)? else { return Ok(None) };
         if record.state == RunState::Running && record.owner().is_gone() {
-            let mut result = RunResult::new(Reason::Interrupted, self.mode);
-            result.run_id = Some(record.run_id.clone());
-            result.request_id = record.request_id.clone();
-            result.workflow = record.workflow.clone();
-            result.sandbox = record.result.sandbox.clone();
-            record.result = result;
-            record.state = RunState::Finished;
-            record.finished_at = Some(runs::now_rfc3339());
+            let mut interrupted = RunResult::new(Reason::Interrupted, self.mode);
+            interrupted.sandbox = record.result.sandbox.clone();
+            record.finish(interrupted);
             self.runs.write_run(&record, true)?;
         }
         Ok(Some(record))
@@ -296,7 +283,7 @@ impl Service {
                 return Err(std::io::Error::other("a run record disappeared"));
             };
             if record.state == RunState::Finished {
-                return Ok(if replayed_answer { replayed(record.result) } else { record.result });
+                return Ok(if replayed_answer { record.result.mark_replayed() } else { record.result });
             }
             let now = Instant::now();
             if now >= deadline {
@@ -313,26 +300,31 @@ impl Service {
     }
 
     /// Records a refusal under a new run id. Refusals reserve nothing.
-    fn refuse(&self, mut result: RunResult, req: &RunRequest, card: Option<&WorkflowCard>) -> std::io::Result<RunResult> {
-        let run_id = runs::new_run_id();
+    fn refuse(&self, result: RunResult, req: &RunRequest, card: Option<&WorkflowCard>) -> std::io::Result<RunResult> {
+        // Only a known workflow's name is kept: a caller's unknown name is not ours to store.
         let workflow = card.map(|c| c.name.as_str());
-        result.run_id = Some(run_id.clone());
-        result.request_id = Some(req.request_id.clone());
-        result.workflow = workflow.map(str::to_string);
-        let mut record = self.record(&run_id, req, result.clone(), RunState::Finished, None);
-        record.workflow = workflow.map(str::to_string);
+        let mut record = self.record(&runs::new_run_id(), Some(&req.request_id), workflow, result, RunState::Finished, None);
         record.finished_at = Some(record.started_at.clone());
         self.runs.write_run(&record, true)?;
-        crate::telemetry::record_run(&result, None);
-        Ok(result)
+        crate::telemetry::record_run(&record.result, None);
+        Ok(record.result)
     }
 
-    fn record(&self, run_id: &str, req: &RunRequest, result: RunResult, state: RunState, claim: Option<&Claim>) -> RunRecord {
-        RunRecord {
+    /// A new record; `result` takes the record's ids.
+    fn record(
+        &self,
+        run_id: &str,
+        request_id: Option<&str>,
+        workflow: Option<&str>,
+        result: RunResult,
+        state: RunState,
+        claim: Option<&Claim>,
+    ) -> RunRecord {
+        let mut record = RunRecord {
             schema: runs::RUN_SCHEMA.into(),
             run_id: run_id.into(),
-            request_id: Some(req.request_id.clone()),
-            workflow: Some(req.workflow.clone()),
+            request_id: request_id.map(str::to_string),
+            workflow: workflow.map(str::to_string),
             mode: self.mode.as_str().into(),
             state,
             started_at: runs::now_rfc3339(),
@@ -344,17 +336,8 @@ impl Service {
             ledger_key: claim.map(|c| c.ledger_key.clone()),
             fingerprint: claim.map(|c| c.fingerprint.clone()),
             result,
-        }
+        };
+        record.result = record.stamp(record.result.clone());
+        record
     }
-}
-
-fn set_ids(result: &mut RunResult, run_id: Option<&str>, req: &RunRequest) {
-    result.run_id = run_id.map(str::to_string);
-    result.request_id = Some(req.request_id.clone());
-    result.workflow = Some(req.workflow.clone());
-}
-
-fn replayed(mut result: RunResult) -> RunResult {
-    result.replayed = Some(true);
-    result
 }
