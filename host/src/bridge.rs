@@ -3,7 +3,7 @@
 //! a failure is a fixed sentence that never echoes a value.
 
 use crate::production::{LegacyRunTool, Production};
-use crate::service::{Begin, RunRequest, Service};
+use crate::service::{RunRequest, Service};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -312,15 +312,7 @@ impl Bridge {
             request_id: args["request_id"].as_str().unwrap_or_default().to_string(),
             url: None,
         };
-        let wait = wait_of(args);
-        let service = self.service.clone();
-        let begin = crate::telemetry::spawn_blocking(move || service.begin_run(req))
-            .await
-            .map_err(std::io::Error::other)??;
-        let result = match begin {
-            Begin::Answer(result) => result,
-            Begin::Wait { run_id, replayed } => self.service.wait(&run_id, wait, replayed, tick).await?,
-        };
+        let result = self.service.run(req, wait_of(args), tick).await?;
         Ok(Reply::Structured(result.to_json()))
     }
 

@@ -250,7 +250,9 @@ pub fn main() -> ExitCode {
         }
     };
     init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    // One thread drives the protocol; blocking work (claims, engines, Flow) has its own
+    // threads, so a second async worker would only add cross-thread wake-ups per message.
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("openadapt-agent: cannot start the async runtime: {e}");
@@ -267,6 +269,9 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => runtime.block_on(serve(args)),
         Command::Demo { runs_dir } => runtime.block_on(crate::demo::run(runs_dir)),
     };
+    // An attempt still running gets a moment to record how it ended (Flow's process groups
+    // were already stopped); past that, its record reads as interrupted.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

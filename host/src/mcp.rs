@@ -101,7 +101,9 @@ pub async fn serve_stdio(bridge: Arc<Bridge>) -> anyhow::Result<()> {
         std::thread::sleep(std::time::Duration::from_millis(50));
         warm.warm();
     });
-    let running = server.serve(rmcp::transport::stdio()).await?;
+    // Pipes (how MCP clients launch servers) are read and written on the reactor, with no
+    // hand-off to a blocking thread per message; anything else falls back to blocking stdio.
+    let running = server.serve(rmcp::transport::stdio_pipes()).await?;
     let waited = running.waiting().await;
     // The client is gone: nothing it started may go on unattended.
     bridge.shutdown();

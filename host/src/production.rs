@@ -8,7 +8,7 @@ use crate::cards::{self, CardCheckers};
 use crate::contract::{Mode, RunResult};
 use crate::flow::{FlowConfig, FlowRunner};
 use crate::runs::{RunState, RunsDir};
-use crate::service::{Begin, CatalogEntry, Policy, RunRequest, Service};
+use crate::service::{CatalogEntry, Policy, RunRequest, Service};
 use openadapt_engines::{CardValidator, Engines, EnginesConfig};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -250,13 +250,8 @@ impl Production {
             None => args,
         };
         let req = RunRequest { workflow: tool.workflow.clone(), inputs, request_id, url };
-        let svc = service.clone();
-        let begin = crate::telemetry::spawn_blocking(move || svc.begin_run(req)).await.map_err(std::io::Error::other)??;
-        let result = match begin {
-            Begin::Answer(r) => r,
-            // The older tools wait for the end of the run, as they always have.
-            Begin::Wait { run_id, .. } => service.wait(&run_id, std::time::Duration::from_secs(24 * 3600), false, |_| {}).await?,
-        };
+        // The older tools wait for the end of the run, as they always have.
+        let result = service.run(req, std::time::Duration::from_secs(24 * 3600), |_| {}).await?;
         let report = result.run_id.as_ref().and_then(|id| std::fs::read(self.runs_dir.join(id).join("report.json")).ok());
         let report: Option<Value> = report.and_then(|b| serde_json::from_slice(&b).ok());
         Ok(legacy_result(&result, Some(&tool.workflow), summary(report.as_ref())))

@@ -36,12 +36,23 @@ pub struct RunRequest {
     pub url: Option<String>,
 }
 
-/// What starting a call came to.
-pub enum Begin {
+/// What the request gate came to.
+enum Begin {
     /// The answer is known now (a refusal, or a finished attempt replayed).
     Answer(RunResult),
-    /// An attempt is running (started by this call, or by another one: `replayed`).
-    Wait { run_id: String, replayed: bool },
+    /// Another call's attempt is running: wait for it, and answer it as a replay.
+    Replay { run_id: String },
+    /// This call's own attempt is running.
+    Wait { run_id: String },
+    /// This call claimed a new attempt and must run it.
+    Claimed(Attempt),
+}
+
+/// A claimed attempt, recorded as running, not yet run.
+struct Attempt {
+    record: RunRecord,
+    inputs: Map<String, Value>,
+    url: Option<String>,
 }
 
 /// One workflow the server offers.
@@ -73,7 +84,10 @@ pub struct Service {
     finished: Arc<Notify>,
 }
 
+/// How often a wait reads the record of a run another call or process holds.
 const POLL: Duration = Duration::from_millis(25);
+/// How often a wait for this call's own attempt wakes, for progress ticks.
+const TICK: Duration = Duration::from_secs(1);
 
 impl Service {
     pub fn new(policy: Policy, runs: RunsDir, catalog: Vec<CatalogEntry>, runner: Arc<dyn Runner>) -> Self {
@@ -114,8 +128,42 @@ impl Service {
         })
     }
 
+    /// A run_workflow call: the request gate, then the attempt it claimed (if any), then
+    /// waiting up to `wait` for the answer. `tick` is called about once a second while waiting.
+    ///
+    /// The gate and the attempt run on one blocking thread, the attempt's worker, which hands
+    /// the finished result straight to this call: a new run costs one hand-off each way.
+    pub async fn run(self: &Arc<Self>, req: RunRequest, wait: Duration, tick: impl FnMut(u64)) -> std::io::Result<RunResult> {
+        let (begin_tx, begin_rx) = tokio::sync::oneshot::channel();
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+        let service = self.clone();
+        // Not awaited: the attempt goes on if this call stops waiting or is cancelled.
+        drop(crate::telemetry::spawn_blocking(move || match service.begin_run(req) {
+            Ok(Begin::Claimed(attempt)) => {
+                let _ = begin_tx.send(Ok(Begin::Wait { run_id: attempt.record.run_id.clone() }));
+                if let Some(result) = service.run_attempt(attempt) {
+                    let _ = done_tx.send(result);
+                }
+            }
+            other => {
+                // This call ran nothing: its waiter reads records like any other.
+                drop(done_tx);
+                let _ = begin_tx.send(other.map(|b| match b {
+                    Begin::Wait { run_id } => Begin::Replay { run_id },
+                    b => b,
+                }));
+            }
+        }));
+        match begin_rx.await.map_err(std::io::Error::other)?? {
+            Begin::Answer(result) => Ok(result),
+            Begin::Wait { run_id } => self.wait_for(&run_id, wait, false, tick, Some(done_rx)).await,
+            Begin::Replay { run_id } => self.wait_for(&run_id, wait, true, tick, None).await,
+            Begin::Claimed(_) => unreachable!("a worker runs its own claim"),
+        }
+    }
+
     /// The request gate. Blocking (claims are fsync'd): call from a blocking context.
-    pub fn begin_run(&self, req: RunRequest) -> std::io::Result<Begin> {
+    fn begin_run(&self, req: RunRequest) -> std::io::Result<Begin> {
         if !self.policy.runs_enabled {
             return self.refuse(RunResult::new(Reason::RunsDisabled, self.mode), &req, None).map(Begin::Answer);
         }
@@ -154,7 +202,7 @@ impl Service {
                 Some(last) => {
                     let record = self.settle(last)?;
                     match record.state {
-                        RunState::Running => return Ok(Begin::Wait { run_id: record.run_id, replayed: true }),
+                        RunState::Running => return Ok(Begin::Replay { run_id: record.run_id }),
                         RunState::Finished if !record.result.reason.is_retryable() => {
                             return Ok(Begin::Answer(record.result.mark_replayed()));
                         }
@@ -194,34 +242,33 @@ impl Service {
             if let Err(e) = self.runs.write_request_summary(&key, &all) {
                 tracing::warn!(error = %e, "could not update a request summary");
             }
-            self.spawn_worker(record, resolved, req.url.clone());
-            return Ok(Begin::Wait { run_id, replayed: false });
+            return Ok(Begin::Claimed(Attempt { record, inputs: resolved, url: req.url }));
         }
     }
 
-    fn spawn_worker(&self, mut record: RunRecord, inputs: Map<String, Value>, url: Option<String>) {
-        let runner = self.runner.clone();
-        let runs = self.runs.clone();
-        let finished = self.finished.clone();
-        let mode = self.mode;
-        let carried = crate::telemetry::carry();
-        std::thread::spawn(move || {
-            let _cx = carried.attach();
-            let started = Instant::now();
-            let workflow = record.workflow.clone().unwrap_or_default();
-            let output = runner.run(&record.run_id, &workflow, &inputs, url.as_deref());
-            let mut result = RunResult::from_decision(&output.decision, mode, output.simulated)
-                .with_seconds(started.elapsed().as_secs_f64());
-            result.sandbox = output.sandbox;
-            result.model_calls = output.model_calls;
-            record.finish(result);
-            crate::telemetry::record_run(&record.result, Some(started.elapsed()));
-            if let Err(e) = runs.write_run(&record, true) {
-                // The record stays `running`; once this process is gone it reads as interrupted.
+    /// Runs a claimed attempt on the calling (blocking) thread and records its end. `None` when
+    /// the end could not be recorded: the record stays `running`, and reads as interrupted
+    /// once this process is gone, so no caller is told an outcome the ledger does not hold.
+    fn run_attempt(&self, attempt: Attempt) -> Option<RunResult> {
+        let Attempt { mut record, inputs, url } = attempt;
+        let started = Instant::now();
+        let workflow = record.workflow.clone().unwrap_or_default();
+        let output = self.runner.run(&record.run_id, &workflow, &inputs, url.as_deref());
+        let mut result =
+            RunResult::from_decision(&output.decision, self.mode, output.simulated).with_seconds(started.elapsed().as_secs_f64());
+        result.sandbox = output.sandbox;
+        result.model_calls = output.model_calls;
+        record.finish(result);
+        crate::telemetry::record_run(&record.result, Some(started.elapsed()));
+        let written = self.runs.write_run(&record, true);
+        self.finished.notify_waiters();
+        match written {
+            Ok(()) => Some(record.result),
+            Err(e) => {
                 tracing::error!(error = %e, "could not write a run's final record");
+                None
             }
-            finished.notify_waiters();
-        });
+        }
     }
 
     /// The record behind a claim, settled: a claim whose record is missing or left running by
@@ -272,30 +319,55 @@ impl Service {
 
     /// Waits up to `wait` for `run_id` to finish; answers `running` if it has not. `tick` is
     /// called about once a second while waiting (for progress notifications).
-    pub async fn wait(&self, run_id: &str, wait: Duration, replayed_answer: bool, mut tick: impl FnMut(u64)) -> std::io::Result<RunResult> {
-        let deadline = Instant::now() + wait;
+    pub async fn wait(&self, run_id: &str, wait: Duration, replayed_answer: bool, tick: impl FnMut(u64)) -> std::io::Result<RunResult> {
+        self.wait_for(run_id, wait, replayed_answer, tick, None).await
+    }
+
+    /// `wait`, with the result of an attempt this call runs itself handed over by its worker
+    /// (`own`); other runs are read from their records, polled, since another process may
+    /// hold them.
+    async fn wait_for(
+        &self,
+        run_id: &str,
+        wait: Duration,
+        replayed_answer: bool,
+        mut tick: impl FnMut(u64),
+        mut own: Option<tokio::sync::oneshot::Receiver<RunResult>>,
+    ) -> std::io::Result<RunResult> {
         let started = Instant::now();
+        let deadline = started + wait;
         let mut ticks = 0u64;
         loop {
             let notified = self.finished.notified();
-            let record = self.read_settled(run_id)?;
-            let Some(record) = record else {
-                return Err(std::io::Error::other("a run record disappeared"));
-            };
-            if record.state == RunState::Finished {
-                return Ok(if replayed_answer { record.result.mark_replayed() } else { record.result });
-            }
             let now = Instant::now();
-            if now >= deadline {
-                return Ok(record.result);
+            if own.is_none() || now >= deadline {
+                let Some(record) = self.read_settled(run_id)? else {
+                    return Err(std::io::Error::other("a run record disappeared"));
+                };
+                if record.state == RunState::Finished {
+                    return Ok(if replayed_answer { record.result.mark_replayed() } else { record.result });
+                }
+                if now >= deadline {
+                    return Ok(record.result);
+                }
             }
             let secs = started.elapsed().as_secs();
             if secs > ticks {
                 ticks = secs;
                 tick(secs);
             }
-            let nap = POLL.min(deadline - now);
-            let _ = tokio::time::timeout(nap, notified).await;
+            let left = deadline - now;
+            match own.as_mut() {
+                Some(done) => match tokio::time::timeout(TICK.min(left), done).await {
+                    Ok(Ok(result)) => return Ok(result),
+                    // The worker ended without recording an end: the record tells what is known.
+                    Ok(Err(_)) => own = None,
+                    Err(_) => {}
+                },
+                None => {
+                    let _ = tokio::time::timeout(POLL.min(left), notified).await;
+                }
+            }
         }
     }
 
