@@ -241,3 +241,26 @@ async fn a_cancelled_call_stops_waiting_and_the_run_stays_readable() {
     assert_eq!(result["outcome"], "done");
     assert_eq!(result["replayed"], true);
 }
+
+/// What a power cut can leave of a claim (it is flushed after it is renamed into place): a
+/// request whose claim does not parse answers not_sure_if_saved, the same run every time, and
+/// never runs again, whatever its inputs.
+#[tokio::test]
+async fn a_torn_claim_reads_as_one_interrupted_run() {
+    use sha2::Digest;
+    let tmp = tempfile::tempdir().unwrap();
+    let key = &hex::encode(sha2::Sha256::digest(b"torn-claim-1"))[..40];
+    let claims = tmp.path().join("openadapt-agent/claims");
+    std::fs::create_dir_all(&claims).unwrap();
+    std::fs::write(claims.join(format!("{key}:1")), b"{\"schema\":\"openadapt-agent.cl").unwrap();
+    let client = spawn(tmp.path(), &[]).await;
+    let first = structured(&call(&client, "run_workflow", run_args("Torn note", "normal", "torn-claim-1")).await);
+    assert_eq!((first["outcome"].as_str(), first["reason"].as_str()), (Some("not_sure_if_saved"), Some("interrupted")), "{first}");
+    assert_eq!(first["safe_to_retry"], false);
+    let again = structured(&call(&client, "run_workflow", run_args("Other inputs", "duplicate_record", "torn-claim-1")).await);
+    assert_eq!(again["run_id"], first["run_id"]);
+    assert_eq!(again["reason"], "interrupted");
+    assert_eq!(again["replayed"], true);
+    assert!(!claims.join(format!("{key}:2")).exists(), "a torn attempt is never retried");
+    client.cancel().await.unwrap();
+}

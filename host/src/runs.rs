@@ -121,6 +121,34 @@ impl Claim {
     pub fn owner(&self) -> Owner {
         Owner { pid: self.pid, pid_start: self.pid_start, host: self.host.clone() }
     }
+
+    /// Stands in for a claim file that does not parse (a power cut tore it before it was
+    /// flushed): its attempt may have run, and nothing else about it is known. It has no
+    /// fingerprint and no live owner, and its run id comes from its ledger key, so every
+    /// reader settles it as the same interrupted run.
+    fn torn(request_key: &str, attempt: u32) -> Self {
+        let ledger_key = format!("{request_key}:{attempt}");
+        let digest = hex::encode(Sha256::digest(format!("torn-claim:{ledger_key}").as_bytes()));
+        Claim {
+            schema: CLAIM_SCHEMA.into(),
+            namespace: LEDGER_NAMESPACE.into(),
+            run_id: format!("run-{}", &digest[..24]),
+            ledger_key,
+            workflow: String::new(),
+            fingerprint: String::new(),
+            attempt,
+            // No process has pid 0: the owner is provably gone.
+            pid: 0,
+            pid_start: None,
+            host: hostname(),
+            claimed_at: String::new(),
+        }
+    }
+
+    /// True for the stand-in of a torn claim: its inputs are unknown.
+    pub fn is_torn(&self) -> bool {
+        self.fingerprint.is_empty()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -198,14 +226,18 @@ impl RunsDir {
         match fs::read(self.claim_path(request_key, attempt)) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
-            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
+            Ok(bytes) => Ok(Some(serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "a claim does not parse; its attempt reads as interrupted");
+                Claim::torn(request_key, attempt)
+            }))),
         }
     }
 
     /// Claims `claim.attempt` of `request_key`. The claim is written whole to a private temp
-    /// file, fsync'd, then hard-linked into place: the link is the exclusive create, so a claim
-    /// file is never seen half-written, even after a crash. Durable (file and directory
-    /// fsync'd) before this returns `Won`.
+    /// file, then renamed into place without replacing: that rename is the exclusive create,
+    /// so no process ever sees a claim half-written. Durable (file and directory flushed,
+    /// together) before this returns `Won`; a power cut before then can tear the claim,
+    /// which then reads as an interrupted attempt.
     pub fn claim(&self, request_key: &str, claim: &Claim) -> io::Result<ClaimOutcome> {
         let path = self.claim_path(request_key, claim.attempt);
         let dir = path.parent().expect("claims dir");
@@ -214,19 +246,22 @@ impl RunsDir {
             .permissions(fs::Permissions::from_mode(0o600))
             .tempfile_in(dir)?;
         tmp.write_all(&serde_json::to_vec(claim)?)?;
-        tmp.as_file().sync_data()?;
-        match fs::hard_link(tmp.path(), &path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+        let flush = Flush::start(tmp.as_file())?;
+        let published = tmp.persist_noclobber(&path);
+        let dir_synced = published.as_ref().map_or(Ok(()), |_| File::open(dir)?.sync_all());
+        let data_synced = flush.wait();
+        match published {
+            Ok(_) => {}
+            // The temp file is removed as the error drops.
+            Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => {
                 return match self.read_claim(request_key, claim.attempt)? {
                     Some(winner) => Ok(ClaimOutcome::Lost(winner)),
                     None => Err(io::Error::other("a claim vanished")),
                 };
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.error),
         }
-        drop(tmp);
-        File::open(dir)?.sync_all()?;
+        data_synced.and(dir_synced)?;
         Ok(ClaimOutcome::Won)
     }
 
@@ -244,14 +279,20 @@ impl RunsDir {
         write_atomic(&path, &serde_json::to_vec_pretty(&summary)?, false)
     }
 
-    /// Reads a run record. `Ok(None)` when there is none; an unparseable record is an error.
+    /// Reads a run record. `Ok(None)` when there is none, or when what is there does not
+    /// parse: a final record is flushed after it is renamed into place, so a power cut can
+    /// leave it torn, and its claim then decides (an attempt without a record is interrupted).
     pub fn read_run(&self, run_id: &str) -> io::Result<Option<RunRecord>> {
         match fs::read(self.run_path(run_id)) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
+            Ok(bytes) => match serde_json::from_slice(&bytes) {
+                Ok(record) => Ok(Some(record)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "a run record does not parse; reading it as missing");
+                    Ok(None)
+                }
+            },
         }
     }
 
@@ -295,7 +336,7 @@ fn load_or_create_key(path: &Path) -> io::Result<[u8; 32]> {
 
 use std::os::unix::fs::PermissionsExt;
 
-/// temp file + (fsync) + rename + (directory fsync): readers see the old or the new file whole.
+/// temp file + rename (+ file and directory fsync): readers see the old or the new file whole.
 fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
     let dir = path.parent().expect("record dir");
     let mut tmp = tempfile::Builder::new()
@@ -303,14 +344,41 @@ fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
         .permissions(fs::Permissions::from_mode(0o600))
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
-    if durable {
-        tmp.as_file().sync_data()?;
+    if !durable {
+        return tmp.persist(path).map(drop).map_err(|e| e.error);
     }
-    tmp.persist(path).map_err(|e| e.error)?;
-    if durable {
-        File::open(dir)?.sync_all()?;
+    let flush = Flush::start(tmp.as_file())?;
+    let published = tmp.persist(path).map_err(|e| e.error).and_then(|_| File::open(dir)?.sync_all());
+    let data_synced = flush.wait();
+    published.and(data_synced)
+}
+
+/// A file's data being flushed on another thread, while the caller renames it into place and
+/// flushes the directory: the two flushes overlap on the device instead of queueing one behind
+/// the other. Durable once both are done; a power cut before then can leave the renamed file
+/// torn, which its readers allow for. Off a tokio runtime the flush is done at once, here.
+struct Flush(Option<std::sync::mpsc::Receiver<io::Result<()>>>);
+
+impl Flush {
+    fn start(file: &File) -> io::Result<Self> {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            file.sync_data()?;
+            return Ok(Flush(None));
+        };
+        let file = file.try_clone()?;
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        drop(runtime.spawn_blocking(move || {
+            let _ = tx.send(file.sync_data());
+        }));
+        Ok(Flush(Some(rx)))
     }
-    Ok(())
+
+    fn wait(self) -> io::Result<()> {
+        match self.0 {
+            None => Ok(()),
+            Some(rx) => rx.recv().unwrap_or_else(|_| Err(io::Error::other("a file flush never ran"))),
+        }
+    }
 }
 
 /// Field 22 of `/proc/<pid>/stat`: the start time, which tells a live owner from a reused pid.
@@ -431,6 +499,24 @@ mod tests {
         assert_eq!(mode & 0o777, 0o600);
         let mode = fs::metadata(tmp.path().join("openadapt-agent/runs")).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700);
+    }
+
+    #[test]
+    fn a_torn_claim_is_an_interrupted_attempt_and_a_torn_record_is_missing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runs = RunsDir::open(tmp.path()).unwrap();
+        // What a power cut can leave of a claim or record flushed after its rename.
+        fs::write(runs.root().join("claims/k:1"), b"").unwrap();
+        fs::write(runs.root().join("runs/run-torn.json"), b"{\"schema\": \"openadapt-agen").unwrap();
+        let claims = runs.claims("k").unwrap();
+        assert_eq!(claims.len(), 1);
+        let torn = &claims[0];
+        assert!(torn.is_torn());
+        assert!(torn.owner().is_gone(), "nobody holds a torn claim");
+        assert_eq!((torn.attempt, torn.ledger_key.as_str()), (1, "k:1"));
+        assert_eq!(runs.claims("k").unwrap()[0].run_id, torn.run_id, "every reader names the same run");
+        assert!(torn.run_id.starts_with("run-") && torn.run_id.len() == 28, "{}", torn.run_id);
+        assert_eq!(runs.read_run("run-torn").unwrap(), None);
     }
 
     #[test]

@@ -53,6 +53,9 @@ struct Attempt {
     record: RunRecord,
     inputs: Map<String, Value>,
     url: Option<String>,
+    /// The request's key and every claim it holds now, this one last.
+    key: String,
+    claims: Vec<Claim>,
 }
 
 /// One workflow the server offers.
@@ -139,8 +142,17 @@ impl Service {
         let service = self.clone();
         // Not awaited: the attempt goes on if this call stops waiting or is cancelled.
         drop(crate::telemetry::spawn_blocking(move || match service.begin_run(req) {
-            Ok(Begin::Claimed(attempt)) => {
+            Ok(Begin::Claimed(mut attempt)) => {
                 let _ = begin_tx.send(Ok(Begin::Wait { run_id: attempt.record.run_id.clone() }));
+                // The request summary is derived from the claims (which are the authority):
+                // another thread writes it while this one runs the attempt.
+                let (key, claims) = (std::mem::take(&mut attempt.key), std::mem::take(&mut attempt.claims));
+                let runs = service.runs.clone();
+                drop(tokio::task::spawn_blocking(move || {
+                    if let Err(e) = runs.write_request_summary(&key, &claims) {
+                        tracing::warn!(error = %e, "could not update a request summary");
+                    }
+                }));
                 if let Some(result) = service.run_attempt(attempt) {
                     let _ = done_tx.send(result);
                 }
@@ -191,7 +203,8 @@ impl Service {
         loop {
             let claims = self.runs.claims(&key)?;
             if let Some(first) = claims.first() {
-                if first.fingerprint != fingerprint {
+                // A torn claim's inputs are unknown: it is answered as interrupted, not as a conflict.
+                if !first.is_torn() && first.fingerprint != fingerprint {
                     let mut result = RunResult::new(Reason::RequestIdConflict, self.mode);
                     result.first_run_id = Some(first.run_id.clone());
                     return self.refuse(result, &req, Some(card)).map(Begin::Answer);
@@ -239,10 +252,7 @@ impl Service {
             self.runs.write_run(&record, false)?;
             let mut all = claims;
             all.push(claim);
-            if let Err(e) = self.runs.write_request_summary(&key, &all) {
-                tracing::warn!(error = %e, "could not update a request summary");
-            }
-            return Ok(Begin::Claimed(Attempt { record, inputs: resolved, url: req.url }));
+            return Ok(Begin::Claimed(Attempt { record, inputs: resolved, url: req.url, key, claims: all }));
         }
     }
 
@@ -250,7 +260,7 @@ impl Service {
     /// the end could not be recorded: the record stays `running`, and reads as interrupted
     /// once this process is gone, so no caller is told an outcome the ledger does not hold.
     fn run_attempt(&self, attempt: Attempt) -> Option<RunResult> {
-        let Attempt { mut record, inputs, url } = attempt;
+        let Attempt { mut record, inputs, url, .. } = attempt;
         let started = Instant::now();
         let workflow = record.workflow.clone().unwrap_or_default();
         let output = self.runner.run(&record.run_id, &workflow, &inputs, url.as_deref());
@@ -284,8 +294,8 @@ impl Service {
                     // The request id itself is not on disk (only its hash), so the record
                     // can't name it.
                     let interrupted = RunResult::new(Reason::Interrupted, self.mode);
-                    let mut record =
-                        self.record(&claim.run_id, None, Some(&claim.workflow), interrupted, RunState::Finished, Some(claim));
+                    let workflow = Some(claim.workflow.as_str()).filter(|w| !w.is_empty());
+                    let mut record = self.record(&claim.run_id, None, workflow, interrupted, RunState::Finished, Some(claim));
                     record.finished_at = Some(runs::now_rfc3339());
                     self.runs.write_run(&record, true)?;
                     return Ok(record);

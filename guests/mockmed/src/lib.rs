@@ -7,6 +7,7 @@ wit_bindgen::generate!({ world: "sandbox-app", path: "../../wit" });
 use exports::openadapt::engines::app::{AppError, Banner, FaultCase, Guest, Referral, StoreCheck, SaveAnswer};
 use std::cell::RefCell;
 use std::fs;
+use std::io::Write;
 use std::path::PathBuf;
 
 const STORE: &str = "/store";
@@ -152,8 +153,7 @@ impl Guest for MockMed {
                 Err(_) => return Err(AppError::StoreFailed),
             };
             let mut notes_on_record = 0;
-            // An entry that vanishes while listed is another session's temp file being renamed
-            // into place; notes themselves are never removed.
+            // Notes are never removed; an entry that can't be read while listed is skipped.
             for entry in entries.flatten() {
                 if entry.path().extension().is_some_and(|e| e == "json") {
                     notes_on_record += 1;
@@ -205,15 +205,23 @@ fn notes_dir(record_id: &str) -> Result<PathBuf, AppError> {
     Ok(PathBuf::from(STORE).join("notes").join(record_id))
 }
 
-/// One file per session, written whole and renamed into place: a reader sees all or nothing,
-/// and concurrent sessions never overwrite each other.
+/// One file per session, created exclusively: concurrent sessions never overwrite each other,
+/// and only the session that wrote a note reads its text back.
 fn write_note(record_id: &str, session_id: &str, note: &str) -> Result<(), AppError> {
     let dir = notes_dir(record_id)?;
-    fs::create_dir_all(&dir).map_err(|_| AppError::StoreFailed)?;
+    let path = dir.join(format!("{session_id}.json"));
     let body = serde_json::json!({ "note": note }).to_string();
-    let tmp = dir.join(format!(".{session_id}.tmp"));
-    fs::write(&tmp, body).map_err(|_| AppError::StoreFailed)?;
-    fs::rename(&tmp, dir.join(format!("{session_id}.json"))).map_err(|_| AppError::StoreFailed)
+    let create = || fs::OpenOptions::new().write(true).create_new(true).open(&path);
+    let mut file = match create() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // The record's first note: make its directory.
+            fs::create_dir_all(&dir).map_err(|_| AppError::StoreFailed)?;
+            create()
+        }
+        other => other,
+    }
+    .map_err(|_| AppError::StoreFailed)?;
+    file.write_all(body.as_bytes()).map_err(|_| AppError::StoreFailed)
 }
 
 export!(MockMed);
