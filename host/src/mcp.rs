@@ -96,10 +96,11 @@ impl ServerHandler for McpServer {
 pub async fn serve_stdio(bridge: Arc<Bridge>) -> anyhow::Result<()> {
     let server = McpServer::new(bridge.clone());
     let warm = bridge.clone();
-    // After the handshake has had its moment: warming must not compete with the first answer.
-    std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        warm.warm();
+    // After the handshake has had its moment: warming must not compete with the first answer,
+    // nor its thread with the start.
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        drop(tokio::task::spawn_blocking(move || warm.warm()));
     });
     // Pipes (how MCP clients launch servers) are read and written on the reactor, with no
     // hand-off to a blocking thread per message; anything else falls back to blocking stdio.

@@ -19,6 +19,7 @@ use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 pub const LEDGER_NAMESPACE: &str = "openadapt-agent/run-workflow/v1";
 pub const RUN_SCHEMA: &str = "openadapt-agent.run/v1";
@@ -172,18 +173,20 @@ pub enum ClaimOutcome {
 #[derive(Clone)]
 pub struct RunsDir {
     root: PathBuf,
-    key: [u8; 32],
+    /// Read (or made, and flushed) on first use: a server that only lists and reads never
+    /// waits for it, and a fresh directory's first flushes are slow.
+    key: Arc<OnceLock<[u8; 32]>>,
 }
 
 impl RunsDir {
-    /// Opens `<runs_dir>/openadapt-agent`, creating the layout and the fingerprint key.
+    /// Opens `<runs_dir>/openadapt-agent`, creating the layout; the fingerprint key is read
+    /// or made by the first fingerprint.
     pub fn open(runs_dir: &Path) -> io::Result<Self> {
         let root = runs_dir.join("openadapt-agent");
         for dir in [&root, &root.join("claims"), &root.join("requests"), &root.join("runs")] {
             private_dir(dir)?;
         }
-        let key = load_or_create_key(&root.join("fingerprint.key"))?;
-        Ok(RunsDir { root, key })
+        Ok(RunsDir { root, key: Arc::default() })
     }
 
     pub fn root(&self) -> &Path {
@@ -191,10 +194,19 @@ impl RunsDir {
     }
 
     /// HMAC-SHA256 of a canonical JSON document, keyed by this directory's key, as hex.
-    pub fn fingerprint(&self, canonical: &str) -> String {
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.key).expect("any key length");
+    /// Blocking the first time (it may create and flush the key).
+    pub fn fingerprint(&self, canonical: &str) -> io::Result<String> {
+        let key = match self.key.get() {
+            Some(key) => key,
+            // Racing callers all end up with the one key published on disk.
+            None => {
+                let loaded = load_or_create_key(&self.root.join("fingerprint.key"))?;
+                self.key.get_or_init(|| loaded)
+            }
+        };
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("any key length");
         mac.update(canonical.as_bytes());
-        hex::encode(mac.finalize().into_bytes())
+        Ok(hex::encode(mac.finalize().into_bytes()))
     }
 
     /// `<first 40 hex of sha256(request_id)>`, the request's name on disk.
@@ -494,7 +506,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let a = RunsDir::open(tmp.path()).unwrap();
         let b = RunsDir::open(tmp.path()).unwrap();
-        assert_eq!(a.fingerprint("x"), b.fingerprint("x"));
+        assert_eq!(a.fingerprint("x").unwrap(), b.fingerprint("x").unwrap());
         let mode = fs::metadata(tmp.path().join("openadapt-agent/fingerprint.key")).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         let mode = fs::metadata(tmp.path().join("openadapt-agent/runs")).unwrap().permissions().mode();

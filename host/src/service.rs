@@ -196,7 +196,7 @@ impl Service {
         };
         let fingerprint = self
             .runs
-            .fingerprint(&runs::canonical_json(&json!({"workflow": req.workflow, "inputs": resolved, "url": req.url})));
+            .fingerprint(&runs::canonical_json(&json!({"workflow": req.workflow, "inputs": resolved, "url": req.url})))?;
         let key = RunsDir::request_key(&req.request_id);
 
         // Each pass either answers or claims the next attempt; a lost claim race re-reads.
