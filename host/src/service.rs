@@ -42,10 +42,16 @@ enum Begin {
     Answer(RunResult),
     /// Another call's attempt is running: wait for it, and answer it as a replay.
     Replay { run_id: String },
-    /// This call's own attempt is running.
-    Wait { run_id: String },
     /// This call claimed a new attempt and must run it.
     Claimed(Attempt),
+}
+
+/// What a call's worker tells the waiting call once the gate is through.
+enum Started {
+    Answer(RunResult),
+    Replay { run_id: String },
+    /// The call's own attempt is running; its result follows.
+    Running { run_id: String },
 }
 
 /// A claimed attempt, recorded as running, not yet run.
@@ -143,7 +149,7 @@ impl Service {
         // Not awaited: the attempt goes on if this call stops waiting or is cancelled.
         drop(crate::telemetry::spawn_blocking(move || match service.begin_run(req) {
             Ok(Begin::Claimed(mut attempt)) => {
-                let _ = begin_tx.send(Ok(Begin::Wait { run_id: attempt.record.run_id.clone() }));
+                let _ = begin_tx.send(Ok(Started::Running { run_id: attempt.record.run_id.clone() }));
                 // The request summary is derived from the claims (which are the authority):
                 // another thread writes it while this one runs the attempt.
                 let (key, claims) = (std::mem::take(&mut attempt.key), std::mem::take(&mut attempt.claims));
@@ -157,20 +163,14 @@ impl Service {
                     let _ = done_tx.send(result);
                 }
             }
-            other => {
-                // This call ran nothing: its waiter reads records like any other.
-                drop(done_tx);
-                let _ = begin_tx.send(other.map(|b| match b {
-                    Begin::Wait { run_id } => Begin::Replay { run_id },
-                    b => b,
-                }));
-            }
+            Ok(Begin::Answer(result)) => drop(begin_tx.send(Ok(Started::Answer(result)))),
+            Ok(Begin::Replay { run_id }) => drop(begin_tx.send(Ok(Started::Replay { run_id }))),
+            Err(e) => drop(begin_tx.send(Err(e))),
         }));
         match begin_rx.await.map_err(std::io::Error::other)?? {
-            Begin::Answer(result) => Ok(result),
-            Begin::Wait { run_id } => self.wait_for(&run_id, wait, false, tick, Some(done_rx)).await,
-            Begin::Replay { run_id } => self.wait_for(&run_id, wait, true, tick, None).await,
-            Begin::Claimed(_) => unreachable!("a worker runs its own claim"),
+            Started::Answer(result) => Ok(result),
+            Started::Running { run_id } => self.wait_for(&run_id, wait, false, tick, Some(done_rx)).await,
+            Started::Replay { run_id } => self.wait_for(&run_id, wait, true, tick, None).await,
         }
     }
 
