@@ -141,7 +141,7 @@ impl Service {
     /// waiting up to `wait` for the answer. `tick` is called about once a second while waiting.
     ///
     /// The gate and the attempt run on one blocking thread, the attempt's worker, which hands
-    /// the finished result straight to this call: a new run costs one hand-off each way.
+    /// the finished result straight to this call instead of it reading the record back.
     pub async fn run(self: &Arc<Self>, req: RunRequest, wait: Duration, tick: impl FnMut(u64)) -> std::io::Result<RunResult> {
         let (begin_tx, begin_rx) = tokio::sync::oneshot::channel();
         let (done_tx, done_rx) = tokio::sync::oneshot::channel();
