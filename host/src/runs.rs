@@ -19,7 +19,7 @@ use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 
 pub const LEDGER_NAMESPACE: &str = "openadapt-agent/run-workflow/v1";
 pub const RUN_SCHEMA: &str = "openadapt-agent.run/v1";
@@ -369,7 +369,39 @@ fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
 /// flushes the directory: the two flushes overlap on the device instead of queueing one behind
 /// the other. Durable once both are done; a power cut before then can leave the renamed file
 /// torn, which its readers allow for. Off a tokio runtime the flush is done at once, here.
-struct Flush(Option<std::sync::mpsc::Receiver<io::Result<()>>>);
+///
+/// Whichever thread comes to the flush first does it: the helper, or the caller when it comes
+/// to wait, if no blocking thread was free to start the helper. So a caller that is itself on
+/// a blocking thread never waits for another one to free up.
+struct Flush(Option<Arc<FlushJob>>);
+
+struct FlushJob {
+    file: File,
+    state: Mutex<FlushState>,
+    finished: Condvar,
+}
+
+enum FlushState {
+    Waiting,
+    Running,
+    Done(io::Result<()>),
+}
+
+impl FlushJob {
+    /// Flushes, unless another thread has taken the job already.
+    fn take_and_run(&self) {
+        {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            if !matches!(*state, FlushState::Waiting) {
+                return;
+            }
+            *state = FlushState::Running;
+        }
+        let flushed = self.file.sync_data();
+        *self.state.lock().unwrap_or_else(PoisonError::into_inner) = FlushState::Done(flushed);
+        self.finished.notify_all();
+    }
+}
 
 impl Flush {
     fn start(file: &File) -> io::Result<Self> {
@@ -377,18 +409,27 @@ impl Flush {
             file.sync_data()?;
             return Ok(Flush(None));
         };
-        let file = file.try_clone()?;
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        drop(runtime.spawn_blocking(move || {
-            let _ = tx.send(file.sync_data());
-        }));
-        Ok(Flush(Some(rx)))
+        let job = Arc::new(FlushJob {
+            file: file.try_clone()?,
+            state: Mutex::new(FlushState::Waiting),
+            finished: Condvar::new(),
+        });
+        let helper = job.clone();
+        drop(runtime.spawn_blocking(move || helper.take_and_run()));
+        Ok(Flush(Some(job)))
     }
 
     fn wait(self) -> io::Result<()> {
-        match self.0 {
-            None => Ok(()),
-            Some(rx) => rx.recv().unwrap_or_else(|_| Err(io::Error::other("a file flush never ran"))),
+        let Some(job) = self.0 else { return Ok(()) };
+        job.take_and_run();
+        let state = job.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut state = job
+            .finished
+            .wait_while(state, |s| !matches!(s, FlushState::Done(_)))
+            .unwrap_or_else(PoisonError::into_inner);
+        match std::mem::replace(&mut *state, FlushState::Running) {
+            FlushState::Done(flushed) => flushed,
+            _ => unreachable!("waited for Done"),
         }
     }
 }
@@ -529,6 +570,22 @@ mod tests {
         assert_eq!(runs.claims("k").unwrap()[0].run_id, torn.run_id, "every reader names the same run");
         assert!(torn.run_id.starts_with("run-") && torn.run_id.len() == 28, "{}", torn.run_id);
         assert_eq!(runs.read_run("run-torn").unwrap(), None);
+    }
+
+    #[test]
+    fn a_durable_write_from_the_last_free_blocking_thread_does_its_own_flush() {
+        // The only blocking thread writes: the flush helper can never start, so the writer
+        // must flush by itself rather than wait for it.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().max_blocking_threads(1).build().unwrap();
+            let tmp = tempfile::tempdir().unwrap();
+            let path = tmp.path().join("record.json");
+            let read = rt.block_on(rt.spawn_blocking(move || write_atomic(&path, b"{}", true).and_then(|()| fs::read(&path))));
+            let _ = tx.send(read.unwrap().unwrap());
+        });
+        let written = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("the write finished");
+        assert_eq!(written, b"{}");
     }
 
     #[test]
