@@ -258,23 +258,15 @@ impl RunsDir {
             .permissions(fs::Permissions::from_mode(0o600))
             .tempfile_in(dir)?;
         tmp.write_all(&serde_json::to_vec(claim)?)?;
-        let flush = Flush::start(tmp.as_file())?;
-        let published = tmp.persist_noclobber(&path);
-        let dir_synced = published.as_ref().map_or(Ok(()), |_| File::open(dir)?.sync_all());
-        let data_synced = flush.wait();
-        match published {
-            Ok(_) => {}
+        match persist_durably(tmp, dir, |tmp| tmp.persist_noclobber(&path))? {
+            Ok(()) => Ok(ClaimOutcome::Won),
             // The temp file is removed as the error drops.
-            Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => {
-                return match self.read_claim(request_key, claim.attempt)? {
-                    Some(winner) => Ok(ClaimOutcome::Lost(winner)),
-                    None => Err(io::Error::other("a claim vanished")),
-                };
-            }
-            Err(e) => return Err(e.error),
+            Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => match self.read_claim(request_key, claim.attempt)? {
+                Some(winner) => Ok(ClaimOutcome::Lost(winner)),
+                None => Err(io::Error::other("a claim vanished")),
+            },
+            Err(e) => Err(e.error),
         }
-        data_synced.and(dir_synced)?;
-        Ok(ClaimOutcome::Won)
     }
 
     /// Rewrites the derived request summary from the claims (last writer wins; all writers
@@ -359,10 +351,28 @@ fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
     if !durable {
         return tmp.persist(path).map(drop).map_err(|e| e.error);
     }
+    persist_durably(tmp, dir, |tmp| tmp.persist(path))?.map_err(|e| e.error)
+}
+
+/// Renames `tmp` into place in `dir` with `persist` while its data flushes (`Flush`), then
+/// flushes `dir`: durable when this returns the persist's `Ok`. A persist that failed is
+/// handed back as it is, for the caller to read.
+fn persist_durably(
+    tmp: tempfile::NamedTempFile,
+    dir: &Path,
+    persist: impl FnOnce(tempfile::NamedTempFile) -> Result<File, tempfile::PersistError>,
+) -> io::Result<Result<(), tempfile::PersistError>> {
     let flush = Flush::start(tmp.as_file())?;
-    let published = tmp.persist(path).map_err(|e| e.error).and_then(|_| File::open(dir)?.sync_all());
+    let persisted = persist(tmp);
+    let dir_synced = match &persisted {
+        Ok(_) => File::open(dir).and_then(|d| d.sync_all()),
+        Err(_) => Ok(()),
+    };
     let data_synced = flush.wait();
-    published.and(data_synced)
+    if persisted.is_ok() {
+        data_synced.and(dir_synced)?;
+    }
+    Ok(persisted.map(drop))
 }
 
 /// A file's data being flushed on another thread, while the caller renames it into place and

@@ -59,9 +59,6 @@ struct Attempt {
     record: RunRecord,
     inputs: Map<String, Value>,
     url: Option<String>,
-    /// The request's key and every claim it holds now, this one last.
-    key: String,
-    claims: Vec<Claim>,
 }
 
 /// One workflow the server offers.
@@ -148,17 +145,8 @@ impl Service {
         let service = self.clone();
         // Not awaited: the attempt goes on if this call stops waiting or is cancelled.
         drop(crate::telemetry::spawn_blocking(move || match service.begin_run(req) {
-            Ok(Begin::Claimed(mut attempt)) => {
+            Ok(Begin::Claimed(attempt)) => {
                 let _ = begin_tx.send(Ok(Started::Running { run_id: attempt.record.run_id.clone() }));
-                // The request summary is derived from the claims (which are the authority):
-                // another thread writes it while this one runs the attempt.
-                let (key, claims) = (std::mem::take(&mut attempt.key), std::mem::take(&mut attempt.claims));
-                let runs = service.runs.clone();
-                drop(tokio::task::spawn_blocking(move || {
-                    if let Err(e) = runs.write_request_summary(&key, &claims) {
-                        tracing::warn!(error = %e, "could not update a request summary");
-                    }
-                }));
                 if let Some(result) = service.run_attempt(attempt) {
                     let _ = done_tx.send(result);
                 }
@@ -174,7 +162,7 @@ impl Service {
         }
     }
 
-    /// The request gate. Blocking (claims are fsync'd): call from a blocking context.
+    /// The request gate. Blocking (claims are fsync'd): call on a blocking thread of the runtime.
     fn begin_run(&self, req: RunRequest) -> std::io::Result<Begin> {
         if !self.policy.runs_enabled {
             return self.refuse(RunResult::new(Reason::RunsDisabled, self.mode), &req, None).map(Begin::Answer);
@@ -250,9 +238,17 @@ impl Service {
             let record =
                 self.record(&run_id, Some(&req.request_id), Some(&req.workflow), running, RunState::Running, Some(&claim));
             self.runs.write_run(&record, false)?;
+            // The request summary is derived from the claims (which are the authority):
+            // another thread writes it while this one runs the attempt.
             let mut all = claims;
             all.push(claim);
-            return Ok(Begin::Claimed(Attempt { record, inputs: resolved, url: req.url, key, claims: all }));
+            let runs = self.runs.clone();
+            drop(tokio::task::spawn_blocking(move || {
+                if let Err(e) = runs.write_request_summary(&key, &all) {
+                    tracing::warn!(error = %e, "could not update a request summary");
+                }
+            }));
+            return Ok(Begin::Claimed(Attempt { record, inputs: resolved, url: req.url }));
         }
     }
 
@@ -260,7 +256,7 @@ impl Service {
     /// the end could not be recorded: the record stays `running`, and reads as interrupted
     /// once this process is gone, so no caller is told an outcome the ledger does not hold.
     fn run_attempt(&self, attempt: Attempt) -> Option<RunResult> {
-        let Attempt { mut record, inputs, url, .. } = attempt;
+        let Attempt { mut record, inputs, url } = attempt;
         let started = Instant::now();
         let workflow = record.workflow.clone().unwrap_or_default();
         let output = self.runner.run(&record.run_id, &workflow, &inputs, url.as_deref());
