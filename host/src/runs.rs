@@ -19,7 +19,7 @@ use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock, PoisonError};
 
 pub const LEDGER_NAMESPACE: &str = "openadapt-agent/run-workflow/v1";
 pub const RUN_SCHEMA: &str = "openadapt-agent.run/v1";
@@ -375,14 +375,14 @@ fn persist_durably(
     Ok(persisted.map(drop))
 }
 
-/// A file's data being flushed on another thread, while the caller renames it into place and
-/// flushes the directory: the two flushes overlap on the device instead of queueing one behind
-/// the other. Durable once both are done; a power cut before then can leave the renamed file
-/// torn, which its readers allow for. Off a tokio runtime the flush is done at once, here.
+/// A file's data being flushed on the flusher thread, while the caller renames it into place
+/// and flushes the directory: the two flushes overlap on the device instead of queueing one
+/// behind the other. Durable once both are done; a power cut before then can leave the renamed
+/// file torn, which its readers allow for.
 ///
-/// Whichever thread comes to the flush first does it: the helper, or the caller when it comes
-/// to wait, if no blocking thread was free to start the helper. So a caller that is itself on
-/// a blocking thread never waits for another one to free up.
+/// Whichever thread comes to the flush first does it: the flusher, or the caller when it comes
+/// to wait, if the flusher is busy with other callers' files. So a caller never queues behind
+/// another's flush.
 struct Flush(Option<Arc<FlushJob>>);
 
 struct FlushJob {
@@ -415,17 +415,15 @@ impl FlushJob {
 
 impl Flush {
     fn start(file: &File) -> io::Result<Self> {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            file.sync_data()?;
-            return Ok(Flush(None));
-        };
         let job = Arc::new(FlushJob {
             file: file.try_clone()?,
             state: Mutex::new(FlushState::Waiting),
             finished: Condvar::new(),
         });
-        let helper = job.clone();
-        drop(runtime.spawn_blocking(move || helper.take_and_run()));
+        // Without a flusher the caller flushes when it comes to wait.
+        if let Some(flusher) = flusher() {
+            let _ = flusher.send(job.clone());
+        }
         Ok(Flush(Some(job)))
     }
 
@@ -442,6 +440,22 @@ impl Flush {
             _ => unreachable!("waited for Done"),
         }
     }
+}
+
+/// The process's flusher thread, started on first use: a thread of its own rather than one
+/// from tokio's blocking pool, whose hand-off costs an extra lock round between the threads.
+fn flusher() -> Option<&'static mpsc::Sender<Arc<FlushJob>>> {
+    static FLUSHER: OnceLock<Option<mpsc::Sender<Arc<FlushJob>>>> = OnceLock::new();
+    FLUSHER
+        .get_or_init(|| {
+            let (jobs, queue) = mpsc::channel::<Arc<FlushJob>>();
+            std::thread::Builder::new()
+                .name("ledger-flush".into())
+                .spawn(move || queue.into_iter().for_each(|job| job.take_and_run()))
+                .ok()
+                .map(|_| jobs)
+        })
+        .as_ref()
 }
 
 /// Field 22 of `/proc/<pid>/stat`: the start time, which tells a live owner from a reused pid.
@@ -583,19 +597,19 @@ mod tests {
     }
 
     #[test]
-    fn a_durable_write_from_the_last_free_blocking_thread_does_its_own_flush() {
-        // The only blocking thread writes: the flush helper can never start, so the writer
+    fn a_writer_whose_file_the_flusher_has_not_come_to_flushes_it_itself() {
+        // The job never reaches the flusher, as when it is busy with other files: the writer
         // must flush by itself rather than wait for it.
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().max_blocking_threads(1).build().unwrap();
-            let tmp = tempfile::tempdir().unwrap();
-            let path = tmp.path().join("record.json");
-            let read = rt.block_on(rt.spawn_blocking(move || write_atomic(&path, b"{}", true).and_then(|()| fs::read(&path))));
-            let _ = tx.send(read.unwrap().unwrap());
+            let job = Arc::new(FlushJob {
+                file: tempfile::tempfile().unwrap(),
+                state: Mutex::new(FlushState::Waiting),
+                finished: Condvar::new(),
+            });
+            let _ = tx.send(Flush(Some(job)).wait().is_ok());
         });
-        let written = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("the write finished");
-        assert_eq!(written, b"{}");
+        assert!(rx.recv_timeout(std::time::Duration::from_secs(20)).expect("the flush finished"));
     }
 
     #[test]

@@ -46,12 +46,30 @@ enum Begin {
     Claimed(Attempt),
 }
 
-/// What a call's worker tells the waiting call once the gate is through.
-enum Started {
+/// What a call's worker tells the waiting call, once.
+enum Settled {
+    /// The gate's answer (a refusal, or a finished attempt replayed).
     Answer(RunResult),
+    /// Another call's attempt is running: wait for it, and answer it as a replay.
     Replay { run_id: String },
-    /// The call's own attempt is running; its result follows.
-    Running { run_id: String },
+    /// The call's own attempt ended and its end is recorded.
+    Finished(RunResult),
+}
+
+/// The run id of a call's own attempt, once claimed: read only by a call that waited out its
+/// `wait_seconds` before the attempt ended.
+#[derive(Default)]
+struct ClaimedRun {
+    run_id: std::sync::OnceLock<String>,
+    /// Wakes a call that waited out its time while the gate was still claiming.
+    made: Notify,
+}
+
+impl ClaimedRun {
+    fn set(&self, run_id: &str) {
+        let _ = self.run_id.set(run_id.to_string());
+        self.made.notify_one();
+    }
 }
 
 /// A claimed attempt, recorded as running, not yet run.
@@ -59,6 +77,9 @@ struct Attempt {
     record: RunRecord,
     inputs: Map<String, Value>,
     url: Option<String>,
+    /// Its request's key and claims, this attempt's included, for the request summary.
+    request_key: String,
+    claims: Vec<Claim>,
 }
 
 /// One workflow the server offers.
@@ -135,30 +156,70 @@ impl Service {
     }
 
     /// A run_workflow call: the request gate, then the attempt it claimed (if any), then
-    /// waiting up to `wait` for the answer. `tick` is called about once a second while waiting.
+    /// waiting until `wait` after the call began for the answer. `tick` is called about once a
+    /// second while waiting.
     ///
-    /// The gate and the attempt run on one blocking thread, the attempt's worker, which hands
-    /// the finished result straight to this call instead of it reading the record back.
-    pub async fn run(self: &Arc<Self>, req: RunRequest, wait: Duration, tick: impl FnMut(u64)) -> std::io::Result<RunResult> {
-        let (begin_tx, begin_rx) = tokio::sync::oneshot::channel();
-        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    /// The gate and the attempt run on one blocking thread, the attempt's worker, which tells
+    /// this call once: the gate's answer, or the finished result, handed over in memory instead
+    /// of read back from the record. Only a call that waits out `wait` reads the run id of its
+    /// running attempt, from `claimed`.
+    pub async fn run(self: &Arc<Self>, req: RunRequest, wait: Duration, mut tick: impl FnMut(u64)) -> std::io::Result<RunResult> {
+        let (settled_tx, mut settled) = tokio::sync::oneshot::channel();
+        let claimed = Arc::new(ClaimedRun::default());
         let service = self.clone();
+        let claimed_by_worker = claimed.clone();
         // Not awaited: the attempt goes on if this call stops waiting or is cancelled.
         drop(crate::telemetry::spawn_blocking(move || match service.begin_run(req) {
             Ok(Begin::Claimed(attempt)) => {
-                let _ = begin_tx.send(Ok(Started::Running { run_id: attempt.record.run_id.clone() }));
-                if let Some(result) = service.run_attempt(attempt) {
-                    let _ = done_tx.send(result);
-                }
+                claimed_by_worker.set(&attempt.record.run_id);
+                service.run_attempt(attempt, settled_tx);
             }
-            Ok(Begin::Answer(result)) => drop(begin_tx.send(Ok(Started::Answer(result)))),
-            Ok(Begin::Replay { run_id }) => drop(begin_tx.send(Ok(Started::Replay { run_id }))),
-            Err(e) => drop(begin_tx.send(Err(e))),
+            Ok(Begin::Answer(result)) => drop(settled_tx.send(Ok(Settled::Answer(result)))),
+            Ok(Begin::Replay { run_id }) => drop(settled_tx.send(Ok(Settled::Replay { run_id }))),
+            Err(e) => drop(settled_tx.send(Err(e))),
         }));
-        match begin_rx.await.map_err(std::io::Error::other)?? {
-            Started::Answer(result) => Ok(result),
-            Started::Running { run_id } => self.wait_for(&run_id, wait, false, tick, Some(done_rx)).await,
-            Started::Replay { run_id } => self.wait_for(&run_id, wait, true, tick, None).await,
+
+        let started = Instant::now();
+        let deadline = started + wait;
+        let mut ticks = 0u64;
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                if let Some(run_id) = claimed.run_id.get() {
+                    // Waited out: the record says how far the attempt got.
+                    return self.wait_for(run_id, Duration::ZERO, false, tick).await;
+                }
+                // Still at the gate (a claim's flush can hang on a sick disk): a running
+                // answer needs the run id, so wait for the claim too.
+            }
+            let secs = started.elapsed().as_secs();
+            if secs > ticks {
+                ticks = secs;
+                tick(secs);
+            }
+            let waited_out = now >= deadline;
+            let nap = if waited_out { TICK } else { TICK.min(deadline - now) };
+            let left = deadline.saturating_duration_since(now);
+            let next = async {
+                if !waited_out {
+                    return Some((&mut settled).await);
+                }
+                tokio::select! {
+                    told = &mut settled => Some(told),
+                    _ = claimed.made.notified() => None,
+                }
+            };
+            match tokio::time::timeout(nap, next).await {
+                Err(_) | Ok(None) => {}
+                Ok(Some(Ok(Ok(Settled::Answer(result) | Settled::Finished(result))))) => return Ok(result),
+                Ok(Some(Ok(Ok(Settled::Replay { run_id })))) => return self.wait_for(&run_id, left, true, tick).await,
+                Ok(Some(Ok(Err(e)))) => return Err(e),
+                // The worker ended without recording an end: the record tells what is known.
+                Ok(Some(Err(_))) => match claimed.run_id.get() {
+                    Some(run_id) => return self.wait_for(run_id, left, false, tick).await,
+                    None => return Err(std::io::Error::other("the request gate stopped")),
+                },
+            }
         }
     }
 
@@ -238,25 +299,19 @@ impl Service {
             let record =
                 self.record(&run_id, Some(&req.request_id), Some(&req.workflow), running, RunState::Running, Some(&claim));
             self.runs.write_run(&record, false)?;
-            // The request summary is derived from the claims (which are the authority):
-            // another thread writes it while this one runs the attempt.
-            let mut all = claims;
-            all.push(claim);
-            let runs = self.runs.clone();
-            drop(tokio::task::spawn_blocking(move || {
-                if let Err(e) = runs.write_request_summary(&key, &all) {
-                    tracing::warn!(error = %e, "could not update a request summary");
-                }
-            }));
-            return Ok(Begin::Claimed(Attempt { record, inputs: resolved, url: req.url }));
+            let mut claims = claims;
+            claims.push(claim);
+            return Ok(Begin::Claimed(Attempt { record, inputs: resolved, url: req.url, request_key: key, claims }));
         }
     }
 
-    /// Runs a claimed attempt on the calling (blocking) thread and records its end. `None` when
-    /// the end could not be recorded: the record stays `running`, and reads as interrupted
-    /// once this process is gone, so no caller is told an outcome the ledger does not hold.
-    fn run_attempt(&self, attempt: Attempt) -> Option<RunResult> {
-        let Attempt { mut record, inputs, url } = attempt;
+    /// Runs a claimed attempt on the calling (blocking) thread, records its end and hands the
+    /// result to `settled`. Nothing is handed over when the end could not be recorded: the
+    /// record stays `running`, and reads as interrupted once this process is gone, so no caller
+    /// is told an outcome the ledger does not hold. Then it rewrites the request summary, which
+    /// is derived from the claims (the authority), after the caller has its answer.
+    fn run_attempt(&self, attempt: Attempt, settled: tokio::sync::oneshot::Sender<std::io::Result<Settled>>) {
+        let Attempt { mut record, inputs, url, request_key, claims } = attempt;
         let started = Instant::now();
         let workflow = record.workflow.clone().unwrap_or_default();
         let output = self.runner.run(&record.run_id, &workflow, &inputs, url.as_deref());
@@ -269,11 +324,14 @@ impl Service {
         let written = self.runs.write_run(&record, true);
         self.finished.notify_waiters();
         match written {
-            Ok(()) => Some(record.result),
+            Ok(()) => drop(settled.send(Ok(Settled::Finished(record.result)))),
             Err(e) => {
+                drop(settled);
                 tracing::error!(error = %e, "could not write a run's final record");
-                None
             }
+        }
+        if let Err(e) = self.runs.write_request_summary(&request_key, &claims) {
+            tracing::warn!(error = %e, "could not update a request summary");
         }
     }
 
@@ -326,7 +384,7 @@ impl Service {
     /// Waits up to `wait` for `run_id` to finish; answers `running` if it has not. `tick` is
     /// called about once a second while waiting (for progress notifications).
     pub async fn wait(&self, run_id: &str, wait: Duration, replayed_answer: bool, tick: impl FnMut(u64)) -> std::io::Result<RunResult> {
-        self.wait_for(run_id, wait, replayed_answer, tick, None).await
+        self.wait_for(run_id, wait, replayed_answer, tick).await
     }
 
     /// `wait`, with the result of an attempt this call runs itself handed over by its worker
@@ -338,7 +396,6 @@ impl Service {
         wait: Duration,
         replayed_answer: bool,
         mut tick: impl FnMut(u64),
-        mut own: Option<tokio::sync::oneshot::Receiver<RunResult>>,
     ) -> std::io::Result<RunResult> {
         let started = Instant::now();
         let deadline = started + wait;
@@ -346,34 +403,21 @@ impl Service {
         loop {
             let notified = self.finished.notified();
             let now = Instant::now();
-            if own.is_none() || now >= deadline {
-                let Some(record) = self.read_settled(run_id)? else {
-                    return Err(std::io::Error::other("a run record disappeared"));
-                };
-                if record.state == RunState::Finished {
-                    return Ok(if replayed_answer { record.result.mark_replayed() } else { record.result });
-                }
-                if now >= deadline {
-                    return Ok(record.result);
-                }
+            let Some(record) = self.read_settled(run_id)? else {
+                return Err(std::io::Error::other("a run record disappeared"));
+            };
+            if record.state == RunState::Finished {
+                return Ok(if replayed_answer { record.result.mark_replayed() } else { record.result });
+            }
+            if now >= deadline {
+                return Ok(record.result);
             }
             let secs = started.elapsed().as_secs();
             if secs > ticks {
                 ticks = secs;
                 tick(secs);
             }
-            let left = deadline - now;
-            match own.as_mut() {
-                Some(done) => match tokio::time::timeout(TICK.min(left), done).await {
-                    Ok(Ok(result)) => return Ok(result),
-                    // The worker ended without recording an end: the record tells what is known.
-                    Ok(Err(_)) => own = None,
-                    Err(_) => {}
-                },
-                None => {
-                    let _ = tokio::time::timeout(POLL.min(left), notified).await;
-                }
-            }
+            let _ = tokio::time::timeout(POLL.min(deadline - now), notified).await;
         }
     }
 
