@@ -7,7 +7,6 @@ wit_bindgen::generate!({ world: "sandbox-app", path: "../../wit" });
 use exports::openadapt::engines::app::{AppError, Banner, FaultCase, Guest, Referral, StoreCheck, SaveAnswer};
 use std::cell::RefCell;
 use std::fs;
-use std::io::Write;
 use std::path::PathBuf;
 
 const STORE: &str = "/store";
@@ -207,21 +206,46 @@ fn notes_dir(record_id: &str) -> Result<PathBuf, AppError> {
 
 /// One file per session, created exclusively: concurrent sessions never overwrite each other,
 /// and only the session that wrote a note reads its text back.
+///
+/// Written through the store's WASI descriptor with positioned writes, not std's file streams:
+/// the host runs a stream write on another thread and hands the result back, while it does a
+/// descriptor write in place.
 fn write_note(record_id: &str, session_id: &str, note: &str) -> Result<(), AppError> {
-    let dir = notes_dir(record_id)?;
-    let path = dir.join(format!("{session_id}.json"));
+    use wasip2::filesystem::types::{DescriptorFlags, ErrorCode, OpenFlags, PathFlags};
+    notes_dir(record_id)?;
+    let dir = format!("notes/{record_id}");
+    let path = format!("{dir}/{session_id}.json");
     let body = serde_json::json!({ "note": note }).to_string();
-    let create = || fs::OpenOptions::new().write(true).create_new(true).open(&path);
-    let mut file = match create() {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    let store = wasip2::filesystem::preopens::get_directories()
+        .into_iter()
+        .find_map(|(dir, name)| (name == STORE).then_some(dir))
+        .ok_or(AppError::StoreFailed)?;
+    let create = || {
+        store.open_at(PathFlags::empty(), &path, OpenFlags::CREATE | OpenFlags::EXCLUSIVE, DescriptorFlags::WRITE)
+    };
+    let file = match create() {
+        Err(ErrorCode::NoEntry) => {
             // The record's first note: make its directory.
-            fs::create_dir_all(&dir).map_err(|_| AppError::StoreFailed)?;
+            for d in ["notes", dir.as_str()] {
+                match store.create_directory_at(d) {
+                    Ok(()) | Err(ErrorCode::Exist) => {}
+                    Err(_) => return Err(AppError::StoreFailed),
+                }
+            }
             create()
         }
         other => other,
     }
     .map_err(|_| AppError::StoreFailed)?;
-    file.write_all(body.as_bytes()).map_err(|_| AppError::StoreFailed)
+    let mut written = 0;
+    while written < body.len() {
+        let n = file.write(&body.as_bytes()[written..], written as u64).map_err(|_| AppError::StoreFailed)?;
+        if n == 0 {
+            return Err(AppError::StoreFailed);
+        }
+        written += n as usize;
+    }
+    Ok(())
 }
 
 export!(MockMed);
