@@ -204,9 +204,12 @@ impl RunsDir {
                 self.key.get_or_init(|| loaded)
             }
         };
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("any key length");
-        mac.update(canonical.as_bytes());
-        Ok(hex::encode(mac.finalize().into_bytes()))
+        Ok(keyed_fingerprint(key, canonical))
+    }
+
+    /// The fingerprint, if the key is loaded already (which takes no file access).
+    pub fn loaded_fingerprint(&self, canonical: &str) -> Option<String> {
+        self.key.get().map(|key| keyed_fingerprint(key, canonical))
     }
 
     /// `<first 40 hex of sha256(request_id)>`, the request's name on disk.
@@ -305,6 +308,12 @@ impl RunsDir {
     pub fn write_run(&self, record: &RunRecord, durable: bool) -> io::Result<()> {
         write_atomic(&self.run_path(&record.run_id), &serde_json::to_vec_pretty(record)?, durable)
     }
+}
+
+fn keyed_fingerprint(key: &[u8; 32], canonical: &str) -> String {
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("any key length");
+    mac.update(canonical.as_bytes());
+    hex::encode(mac.finalize().into_bytes())
 }
 
 fn private_dir(dir: &Path) -> io::Result<()> {

@@ -164,6 +164,9 @@ impl Service {
     /// of read back from the record. Only a call that waits out `wait` reads the run id of its
     /// running attempt, from `claimed`.
     pub async fn run(self: &Arc<Self>, req: RunRequest, wait: Duration, mut tick: impl FnMut(u64)) -> std::io::Result<RunResult> {
+        if let Some(result) = self.replay_finished(&req) {
+            return Ok(result);
+        }
         let (settled_tx, mut settled) = tokio::sync::oneshot::channel();
         let claimed = Arc::new(ClaimedRun::default());
         let service = self.clone();
@@ -223,6 +226,27 @@ impl Service {
         }
     }
 
+    /// A repeat of a request whose latest attempt finished for good, answered on the calling
+    /// thread from what is on disk: a few small reads, no worker, nothing written. `None` for
+    /// anything else (a refusal to record, an attempt to claim, settle or wait for, a key not
+    /// loaded yet), which the gate decides.
+    fn replay_finished(&self, req: &RunRequest) -> Option<RunResult> {
+        if !self.policy.runs_enabled {
+            return None;
+        }
+        let entry = self.catalog.iter().find(|c| c.card.name == req.workflow && c.available)?;
+        let resolved = entry.card.check_inputs(&req.inputs, self.policy.require_all).ok()?;
+        let fingerprint = self.runs.loaded_fingerprint(&fingerprint_input(req, &resolved))?;
+        let claims = self.runs.claims(&RunsDir::request_key(&req.request_id)).ok()?;
+        let first = claims.first()?;
+        if first.is_torn() || first.fingerprint != fingerprint {
+            return None;
+        }
+        let record = self.runs.read_run(&claims.last()?.run_id).ok()??;
+        let settled = record.state == RunState::Finished && !record.result.reason.is_retryable();
+        settled.then(|| record.result.mark_replayed())
+    }
+
     /// The request gate. Blocking (claims are fsync'd): call on a blocking thread of the runtime.
     fn begin_run(&self, req: RunRequest) -> std::io::Result<Begin> {
         if !self.policy.runs_enabled {
@@ -243,9 +267,7 @@ impl Service {
                 return self.refuse(result, &req, Some(card)).map(Begin::Answer);
             }
         };
-        let fingerprint = self
-            .runs
-            .fingerprint(&runs::canonical_json(&json!({"workflow": req.workflow, "inputs": resolved, "url": req.url})))?;
+        let fingerprint = self.runs.fingerprint(&fingerprint_input(&req, &resolved))?;
         let key = RunsDir::request_key(&req.request_id);
 
         // Each pass either answers or claims the next attempt; a lost claim race re-reads.
@@ -462,4 +484,9 @@ impl Service {
         record.result = record.stamp(record.result.clone());
         record
     }
+}
+
+/// What a request's fingerprint is taken of: the workflow, its inputs with defaults, the URL.
+fn fingerprint_input(req: &RunRequest, resolved: &Map<String, Value>) -> String {
+    runs::canonical_json(&json!({"workflow": req.workflow, "inputs": resolved, "url": req.url}))
 }
