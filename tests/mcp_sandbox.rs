@@ -2,6 +2,7 @@
 
 mod support;
 use serde_json::{json, Value};
+use std::time::Duration;
 use support::*;
 
 fn field<'a>(v: &'a Value, k: &str) -> &'a Value {
@@ -223,6 +224,40 @@ async fn a_slow_run_answers_running_then_get_run_waits_with_progress() {
     assert_eq!(done["outcome"], "done");
     assert_eq!(done["run_id"], run_id.as_str());
     assert!(client.service().progress.load(std::sync::atomic::Ordering::SeqCst) >= 1, "progress while waiting");
+    client.cancel().await.unwrap();
+}
+
+/// A quick attempt writes only its final record; one still going after a moment has its
+/// `running` record on disk while its call waits, for other readers to find.
+#[tokio::test]
+async fn a_long_attempt_has_a_running_record_while_its_call_waits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let client = spawn(tmp.path(), &["--simulated-latency-ms", "1500"]).await;
+    let runs = tmp.path().join("openadapt-agent/runs");
+    let running = async {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let records: Vec<Value> = std::fs::read_dir(&runs)
+                .into_iter()
+                .flatten()
+                .filter_map(|e| std::fs::read(e.unwrap().path()).ok())
+                .filter_map(|b| serde_json::from_slice(&b).ok())
+                .collect();
+            if let Some(r) = records.iter().find(|r| r["state"] == "running") {
+                return r.clone();
+            }
+            assert!(std::time::Instant::now() < deadline, "no running record while the call waited");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let (done, record) = tokio::join!(call(&client, "run_workflow", run_args("long", "normal", "req-long-running")), running);
+    let done = structured(&done);
+    assert_eq!(done["outcome"], "done");
+    assert_eq!(record["run_id"], done["run_id"]);
+    assert_eq!(record["result"]["outcome"], "running");
+    // The final record replaced it.
+    let on_disk: Value = serde_json::from_slice(&std::fs::read(runs.join(format!("{}.json", done["run_id"].as_str().unwrap()))).unwrap()).unwrap();
+    assert_eq!(on_disk["state"], "finished");
     client.cancel().await.unwrap();
 }
 

@@ -56,23 +56,61 @@ enum Settled {
     Finished(RunResult),
 }
 
-/// The run id of a call's own attempt, once claimed: read only by a call that waited out its
-/// `wait_seconds` before the attempt ended.
+/// How long an attempt runs before its `running` record is written. One that ends sooner writes
+/// only its final record: a file fewer for the disk to create and delete per run. Until then,
+/// readers of the run go by its claim, and wait for a record while its owner lives (`settle`).
+const RUNNING_RECORD_AFTER: Duration = Duration::from_millis(50);
+
+/// A call's own attempt, as its worker shares it with the call and the running-record timer.
 #[derive(Default)]
-struct ClaimedRun {
-    run_id: std::sync::OnceLock<String>,
-    /// Wakes a call that waited out its time while the gate was still claiming.
-    made: Notify,
+struct OwnAttempt {
+    record: std::sync::Mutex<OwnRecord>,
+    /// Wakes the call when the gate is through and when the running record is written.
+    changed: Notify,
 }
 
-impl ClaimedRun {
-    fn set(&self, run_id: &str) {
-        let _ = self.run_id.set(run_id.to_string());
-        self.made.notify_one();
+/// How far the records of a call's own attempt got.
+#[derive(Default)]
+enum OwnRecord {
+    #[default]
+    AtTheGate,
+    /// The gate answered without claiming an attempt of this call's.
+    NoAttempt,
+    /// Claimed and running; its running record is not written yet.
+    Pending(RunRecord),
+    /// Its running record is written.
+    Running(String),
+    /// Its final record is being written (or could not be).
+    Ending(String),
+}
+
+impl OwnAttempt {
+    fn lock(&self) -> std::sync::MutexGuard<'_, OwnRecord> {
+        self.record.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn set(&self, state: OwnRecord) {
+        *self.lock() = state;
+        self.changed.notify_one();
+    }
+
+    /// Writes the running record, unless it is written already or the final one is coming.
+    /// Blocking; the lock keeps the final record from being written meanwhile.
+    fn write_running(&self, runs: &RunsDir) {
+        let mut own = self.lock();
+        if let OwnRecord::Pending(record) = &*own {
+            match runs.write_run(record, false) {
+                Ok(()) => {
+                    *own = OwnRecord::Running(record.run_id.clone());
+                    self.changed.notify_one();
+                }
+                Err(e) => tracing::warn!(error = %e, "could not write a running record"),
+            }
+        }
     }
 }
 
-/// A claimed attempt, recorded as running, not yet run.
+/// A claimed attempt, not yet run and not yet recorded.
 struct Attempt {
     record: RunRecord,
     inputs: Map<String, Value>,
@@ -161,46 +199,75 @@ impl Service {
     ///
     /// The gate and the attempt run on one blocking thread, the attempt's worker, which tells
     /// this call once: the gate's answer, or the finished result, handed over in memory instead
-    /// of read back from the record. Only a call that waits out `wait` reads the run id of its
-    /// running attempt, from `claimed`.
+    /// of read back from the record. A call that waits out `wait` answers from the running
+    /// record, which it has written at once if the attempt was too young to have one.
     pub async fn run(self: &Arc<Self>, req: RunRequest, wait: Duration, mut tick: impl FnMut(u64)) -> std::io::Result<RunResult> {
         if let Some(result) = self.replay_finished(&req) {
             return Ok(result);
         }
         let (settled_tx, mut settled) = tokio::sync::oneshot::channel();
-        let claimed = Arc::new(ClaimedRun::default());
-        let service = self.clone();
-        let claimed_by_worker = claimed.clone();
+        let own = Arc::new(OwnAttempt::default());
+        let (service, worker_own) = (self.clone(), own.clone());
         // Not awaited: the attempt goes on if this call stops waiting or is cancelled.
         drop(crate::telemetry::spawn_blocking(move || match service.begin_run(req) {
             Ok(Begin::Claimed(attempt)) => {
-                claimed_by_worker.set(&attempt.record.run_id);
-                service.run_attempt(attempt, settled_tx);
+                worker_own.set(OwnRecord::Pending(attempt.record.clone()));
+                service.run_attempt(attempt, &worker_own, settled_tx);
             }
-            Ok(Begin::Answer(result)) => drop(settled_tx.send(Ok(Settled::Answer(result)))),
-            Ok(Begin::Replay { run_id }) => drop(settled_tx.send(Ok(Settled::Replay { run_id }))),
-            Err(e) => drop(settled_tx.send(Err(e))),
+            other => {
+                worker_own.set(OwnRecord::NoAttempt);
+                drop(settled_tx.send(other.map(|begin| match begin {
+                    Begin::Answer(result) => Settled::Answer(result),
+                    Begin::Replay { run_id } => Settled::Replay { run_id },
+                    Begin::Claimed(_) => unreachable!("matched above"),
+                })));
+            }
         }));
+        // A long attempt gets its running record whether or not this call still waits.
+        tokio::spawn({
+            let (own, runs) = (own.clone(), self.runs.clone());
+            async move {
+                loop {
+                    tokio::time::sleep(RUNNING_RECORD_AFTER).await;
+                    match &*own.lock() {
+                        OwnRecord::AtTheGate => continue,
+                        OwnRecord::Pending(_) => {}
+                        _ => return,
+                    }
+                    let _ = tokio::task::spawn_blocking(move || own.write_running(&runs)).await;
+                    return;
+                }
+            }
+        });
 
         let started = Instant::now();
         let deadline = started + wait;
         let mut ticks = 0u64;
         loop {
             let now = Instant::now();
-            if now >= deadline {
-                if let Some(run_id) = claimed.run_id.get() {
-                    // Waited out: the record says how far the attempt got.
-                    return self.wait_for(run_id, Duration::ZERO, false, tick).await;
+            let waited_out = now >= deadline;
+            if waited_out {
+                // The record says how far the attempt got: write it now if it is due.
+                let pending = match &*own.lock() {
+                    OwnRecord::Running(run_id) => Some(run_id.clone()),
+                    OwnRecord::Pending(_) => {
+                        let (own, runs) = (own.clone(), self.runs.clone());
+                        drop(tokio::task::spawn_blocking(move || own.write_running(&runs)));
+                        None
+                    }
+                    // Still at the gate (a claim's flush can hang on a sick disk), or its
+                    // answer or final record is on its way.
+                    _ => None,
+                };
+                if let Some(run_id) = pending {
+                    return self.wait_for(&run_id, Duration::ZERO, false, tick).await;
                 }
-                // Still at the gate (a claim's flush can hang on a sick disk): a running
-                // answer needs the run id, so wait for the claim too.
             }
             let secs = started.elapsed().as_secs();
             if secs > ticks {
                 ticks = secs;
                 tick(secs);
             }
-            let waited_out = now >= deadline;
             let nap = if waited_out { TICK } else { TICK.min(deadline - now) };
             let left = deadline.saturating_duration_since(now);
             let next = async {
@@ -209,7 +276,7 @@ impl Service {
                 }
                 tokio::select! {
                     told = &mut settled => Some(told),
-                    _ = claimed.made.notified() => None,
+                    _ = own.changed.notified() => None,
                 }
             };
             match tokio::time::timeout(nap, next).await {
@@ -218,10 +285,17 @@ impl Service {
                 Ok(Some(Ok(Ok(Settled::Replay { run_id })))) => return self.wait_for(&run_id, left, true, tick).await,
                 Ok(Some(Ok(Err(e)))) => return Err(e),
                 // The worker ended without recording an end: the record tells what is known.
-                Ok(Some(Err(_))) => match claimed.run_id.get() {
-                    Some(run_id) => return self.wait_for(run_id, left, false, tick).await,
-                    None => return Err(std::io::Error::other("the request gate stopped")),
-                },
+                Ok(Some(Err(_))) => {
+                    let run_id = match &*own.lock() {
+                        OwnRecord::Pending(record) => Some(record.run_id.clone()),
+                        OwnRecord::Running(run_id) | OwnRecord::Ending(run_id) => Some(run_id.clone()),
+                        OwnRecord::AtTheGate | OwnRecord::NoAttempt => None,
+                    };
+                    return match run_id {
+                        Some(run_id) => self.wait_for(&run_id, left, false, tick).await,
+                        None => Err(std::io::Error::other("the request gate stopped")),
+                    };
+                }
             }
         }
     }
@@ -320,7 +394,6 @@ impl Service {
             let running = RunResult::new(Reason::Running, self.mode);
             let record =
                 self.record(&run_id, Some(&req.request_id), Some(&req.workflow), running, RunState::Running, Some(&claim));
-            self.runs.write_run(&record, false)?;
             let mut claims = claims;
             claims.push(claim);
             return Ok(Begin::Claimed(Attempt { record, inputs: resolved, url: req.url, request_key: key, claims }));
@@ -332,7 +405,7 @@ impl Service {
     /// record stays `running`, and reads as interrupted once this process is gone, so no caller
     /// is told an outcome the ledger does not hold. Then it rewrites the request summary, which
     /// is derived from the claims (the authority), after the caller has its answer.
-    fn run_attempt(&self, attempt: Attempt, settled: tokio::sync::oneshot::Sender<std::io::Result<Settled>>) {
+    fn run_attempt(&self, attempt: Attempt, own: &OwnAttempt, settled: tokio::sync::oneshot::Sender<std::io::Result<Settled>>) {
         let Attempt { mut record, inputs, url, request_key, claims } = attempt;
         let started = Instant::now();
         let workflow = record.workflow.clone().unwrap_or_default();
@@ -343,6 +416,8 @@ impl Service {
         result.model_calls = output.model_calls;
         record.finish(result);
         crate::telemetry::record_run(&record.result, Some(started.elapsed()));
+        // No running record from here on: one being written is waited for.
+        own.set(OwnRecord::Ending(record.run_id.clone()));
         let written = self.runs.write_run(&record, true);
         self.finished.notify_waiters();
         match written {
