@@ -392,7 +392,7 @@ fn persist_durably(
 /// Whichever thread comes to the flush first does it: the flusher, or the caller when it comes
 /// to wait, if the flusher is busy with other callers' files. So a caller never queues behind
 /// another's flush.
-struct Flush(Option<Arc<FlushJob>>);
+struct Flush(Arc<FlushJob>);
 
 struct FlushJob {
     file: File,
@@ -433,11 +433,11 @@ impl Flush {
         if let Some(flusher) = flusher() {
             let _ = flusher.send(job.clone());
         }
-        Ok(Flush(Some(job)))
+        Ok(Flush(job))
     }
 
     fn wait(self) -> io::Result<()> {
-        let Some(job) = self.0 else { return Ok(()) };
+        let job = self.0;
         job.take_and_run();
         let state = job.state.lock().unwrap_or_else(PoisonError::into_inner);
         let mut state = job
@@ -616,7 +616,7 @@ mod tests {
                 state: Mutex::new(FlushState::Waiting),
                 finished: Condvar::new(),
             });
-            let _ = tx.send(Flush(Some(job)).wait().is_ok());
+            let _ = tx.send(Flush(job).wait().is_ok());
         });
         assert!(rx.recv_timeout(std::time::Duration::from_secs(20)).expect("the flush finished"));
     }

@@ -77,7 +77,7 @@ enum OwnRecord {
     /// The gate answered without claiming an attempt of this call's.
     NoAttempt,
     /// Claimed and running; its running record is not written yet.
-    Pending(RunRecord),
+    Pending(Box<RunRecord>),
     /// Its running record is written.
     Running(String),
     /// Its final record is being written (or could not be).
@@ -211,7 +211,7 @@ impl Service {
         // Not awaited: the attempt goes on if this call stops waiting or is cancelled.
         drop(crate::telemetry::spawn_blocking(move || match service.begin_run(req) {
             Ok(Begin::Claimed(attempt)) => {
-                worker_own.set(OwnRecord::Pending(attempt.record.clone()));
+                worker_own.set(OwnRecord::Pending(Box::new(attempt.record.clone())));
                 service.run_attempt(attempt, &worker_own, settled_tx);
             }
             other => {
@@ -284,13 +284,18 @@ impl Service {
                 Ok(Some(Ok(Ok(Settled::Answer(result) | Settled::Finished(result))))) => return Ok(result),
                 Ok(Some(Ok(Ok(Settled::Replay { run_id })))) => return self.wait_for(&run_id, left, true, tick).await,
                 Ok(Some(Ok(Err(e)))) => return Err(e),
-                // The worker ended without recording an end: the record tells what is known.
+                // The worker ended without recording an end: the record tells what is known,
+                // written now if the attempt was too young to have one.
                 Ok(Some(Err(_))) => {
-                    let run_id = match &*own.lock() {
-                        OwnRecord::Pending(record) => Some(record.run_id.clone()),
-                        OwnRecord::Running(run_id) | OwnRecord::Ending(run_id) => Some(run_id.clone()),
-                        OwnRecord::AtTheGate | OwnRecord::NoAttempt => None,
+                    let (run_id, pending) = match &*own.lock() {
+                        OwnRecord::Pending(record) => (Some(record.run_id.clone()), true),
+                        OwnRecord::Running(run_id) | OwnRecord::Ending(run_id) => (Some(run_id.clone()), false),
+                        OwnRecord::AtTheGate | OwnRecord::NoAttempt => (None, false),
                     };
+                    if pending {
+                        let (own, runs) = (own.clone(), self.runs.clone());
+                        let _ = tokio::task::spawn_blocking(move || own.write_running(&runs)).await;
+                    }
                     return match run_id {
                         Some(run_id) => self.wait_for(&run_id, left, false, tick).await,
                         None => Err(std::io::Error::other("the request gate stopped")),
