@@ -501,7 +501,7 @@ pub fn typed_from_text(card: &WorkflowCard, args: &Map<String, Value>) -> Map<St
         .map(|(k, v)| {
             let kind = card.inputs.iter().find(|i| &i.name == k).map(|i| &i.kind);
             let typed = match (kind, v.as_str()) {
-                (Some(InputKind::Number), Some(s)) => s.trim().parse::<f64>().ok().and_then(|n| serde_json::Number::from_f64(n)).map(Value::Number),
+                (Some(InputKind::Number), Some(s)) => s.trim().parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number),
                 (Some(InputKind::Boolean), Some("true")) => Some(Value::Bool(true)),
                 (Some(InputKind::Boolean), Some("false")) => Some(Value::Bool(false)),
                 _ => None,

@@ -21,7 +21,7 @@ pub async fn run(runs_dir: Option<PathBuf>) -> anyhow::Result<()> {
         .unwrap_or_default();
     println!("Sandbox server at {} serves: {}", dir.display(), names.join(", "));
     println!("(every result below is simulated: MockMed runs as a WebAssembly component)\n");
-    println!("{:<38} {:<18} {:<20} {:<6} {:<8} {}", "call", "outcome", "reason", "retry", "changed", "replayed");
+    println!("{:<38} {:<18} {:<20} {:<6} {:<8} replayed", "call", "outcome", "reason", "retry", "changed");
 
     // Request ids unique to this demo run, so a second demo starts afresh.
     let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_millis();
