@@ -228,7 +228,7 @@ async fn a_slow_run_answers_running_then_get_run_waits_with_progress() {
 }
 
 /// A quick attempt writes only its final record; one still going after a moment has its
-/// `running` record on disk while its call waits, for other readers to find.
+/// `running` record and its request summary on disk while its call waits, for other readers.
 #[tokio::test]
 async fn a_long_attempt_has_a_running_record_while_its_call_waits() {
     let tmp = tempfile::tempdir().unwrap();
@@ -243,10 +243,18 @@ async fn a_long_attempt_has_a_running_record_while_its_call_waits() {
                 .filter_map(|e| std::fs::read(e.unwrap().path()).ok())
                 .filter_map(|b| serde_json::from_slice(&b).ok())
                 .collect();
+            let summaries: Vec<Value> = std::fs::read_dir(tmp.path().join("openadapt-agent/requests"))
+                .into_iter()
+                .flatten()
+                .filter_map(|e| std::fs::read(e.unwrap().path()).ok())
+                .filter_map(|b| serde_json::from_slice(&b).ok())
+                .collect();
             if let Some(r) = records.iter().find(|r| r["state"] == "running") {
-                return r.clone();
+                if summaries.iter().any(|s| s["attempts"] == json!([r["run_id"]])) {
+                    return r.clone();
+                }
             }
-            assert!(std::time::Instant::now() < deadline, "no running record while the call waited");
+            assert!(std::time::Instant::now() < deadline, "no running record and request summary while the call waited");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     };

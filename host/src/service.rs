@@ -76,8 +76,8 @@ enum OwnRecord {
     AtTheGate,
     /// The gate answered without claiming an attempt of this call's.
     NoAttempt,
-    /// Claimed and running; its running record is not written yet.
-    Pending(Box<RunRecord>),
+    /// Claimed and running; its running record and request summary are not written yet.
+    Pending(Box<PendingRecords>),
     /// Its running record is written.
     Running(String),
     /// Its final record is being written (or could not be).
@@ -94,20 +94,29 @@ impl OwnAttempt {
         self.changed.notify_one();
     }
 
-    /// Writes the running record, unless it is written already or the final one is coming.
-    /// Blocking; the lock keeps the final record from being written meanwhile.
+    /// Writes the running record and the request summary, unless the record is written
+    /// already or the final one is coming. Blocking; the lock keeps the final record from being
+    /// written meanwhile.
     fn write_running(&self, runs: &RunsDir) {
         let mut own = self.lock();
-        if let OwnRecord::Pending(record) = &*own {
-            match runs.write_run(record, false) {
+        if let OwnRecord::Pending(pending) = &*own {
+            match runs.write_run(&pending.running, false) {
                 Ok(()) => {
-                    *own = OwnRecord::Running(record.run_id.clone());
+                    write_request_summary(runs, &pending.request_key, &pending.claims);
+                    *own = OwnRecord::Running(pending.running.run_id.clone());
                     self.changed.notify_one();
                 }
                 Err(e) => tracing::warn!(error = %e, "could not write a running record"),
             }
         }
     }
+}
+
+/// What a long attempt writes once it has gone on for a while.
+struct PendingRecords {
+    running: RunRecord,
+    request_key: String,
+    claims: Vec<Claim>,
 }
 
 /// A claimed attempt, not yet run and not yet recorded.
@@ -211,7 +220,11 @@ impl Service {
         // Not awaited: the attempt goes on if this call stops waiting or is cancelled.
         drop(crate::telemetry::spawn_blocking(move || match service.begin_run(req) {
             Ok(Begin::Claimed(attempt)) => {
-                worker_own.set(OwnRecord::Pending(Box::new(attempt.record.clone())));
+                worker_own.set(OwnRecord::Pending(Box::new(PendingRecords {
+                    running: attempt.record.clone(),
+                    request_key: attempt.request_key.clone(),
+                    claims: attempt.claims.clone(),
+                })));
                 service.run_attempt(attempt, &worker_own, settled_tx);
             }
             other => {
@@ -288,7 +301,7 @@ impl Service {
                 // written now if the attempt was too young to have one.
                 Ok(Some(Err(_))) => {
                     let (run_id, pending) = match &*own.lock() {
-                        OwnRecord::Pending(record) => (Some(record.run_id.clone()), true),
+                        OwnRecord::Pending(pending) => (Some(pending.running.run_id.clone()), true),
                         OwnRecord::Running(run_id) | OwnRecord::Ending(run_id) => (Some(run_id.clone()), false),
                         OwnRecord::AtTheGate | OwnRecord::NoAttempt => (None, false),
                     };
@@ -408,8 +421,9 @@ impl Service {
     /// Runs a claimed attempt on the calling (blocking) thread, records its end and hands the
     /// result to `settled`. Nothing is handed over when the end could not be recorded: the
     /// record stays `running`, and reads as interrupted once this process is gone, so no caller
-    /// is told an outcome the ledger does not hold. Then it rewrites the request summary, which
-    /// is derived from the claims (the authority), after the caller has its answer.
+    /// is told an outcome the ledger does not hold. Then it writes the request summary, which
+    /// is derived from the claims (the authority), after the caller has its answer (a long
+    /// attempt wrote it with its running record already).
     fn run_attempt(&self, attempt: Attempt, own: &OwnAttempt, settled: tokio::sync::oneshot::Sender<std::io::Result<Settled>>) {
         let Attempt { mut record, inputs, url, request_key, claims } = attempt;
         let started = Instant::now();
@@ -432,9 +446,7 @@ impl Service {
                 tracing::error!(error = %e, "could not write a run's final record");
             }
         }
-        if let Err(e) = self.runs.write_request_summary(&request_key, &claims) {
-            tracing::warn!(error = %e, "could not update a request summary");
-        }
+        write_request_summary(&self.runs, &request_key, &claims);
     }
 
     /// The record behind a claim, settled: a claim whose record is missing or left running by
@@ -569,4 +581,12 @@ impl Service {
 /// What a request's fingerprint is taken of: the workflow, its inputs with defaults, the URL.
 fn fingerprint_input(req: &RunRequest, resolved: &Map<String, Value>) -> String {
     runs::canonical_json(&json!({"workflow": req.workflow, "inputs": resolved, "url": req.url}))
+}
+
+/// The request summary is derived from the claims, which are the authority: a failure to
+/// write it is only worth a warning.
+fn write_request_summary(runs: &RunsDir, request_key: &str, claims: &[Claim]) {
+    if let Err(e) = runs.write_request_summary(request_key, claims) {
+        tracing::warn!(error = %e, "could not update a request summary");
+    }
 }
