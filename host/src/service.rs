@@ -62,14 +62,15 @@ enum Settled {
 const RUNNING_RECORD_AFTER: Duration = Duration::from_millis(50);
 
 /// A call's own attempt, as its worker shares it with the call and the running-record timer.
-#[derive(Default)]
 struct OwnAttempt {
+    runs: RunsDir,
     record: std::sync::Mutex<OwnRecord>,
     /// Wakes the call when the gate is through and when the running record is written.
     changed: Notify,
 }
 
-/// How far the records of a call's own attempt got.
+/// How far the records of a call's own attempt got. The attempt's records live here from its
+/// claim until its worker takes them back to write the final record.
 #[derive(Default)]
 enum OwnRecord {
     #[default]
@@ -77,14 +78,18 @@ enum OwnRecord {
     /// The gate answered without claiming an attempt of this call's.
     NoAttempt,
     /// Claimed and running; its running record and request summary are not written yet.
-    Pending(Box<PendingRecords>),
+    Pending(Box<AttemptRecords>),
     /// Its running record is written.
-    Running(String),
+    Running(Box<AttemptRecords>),
     /// Its final record is being written (or could not be).
     Ending(String),
 }
 
 impl OwnAttempt {
+    fn new(runs: RunsDir) -> Self {
+        OwnAttempt { runs, record: Default::default(), changed: Notify::new() }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, OwnRecord> {
         self.record.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -94,26 +99,56 @@ impl OwnAttempt {
         self.changed.notify_one();
     }
 
+    /// The run id, once claimed, and whether its running record is still to be written.
+    fn run_id(&self) -> Option<(String, bool)> {
+        match &*self.lock() {
+            OwnRecord::Pending(records) => Some((records.running.run_id.clone(), true)),
+            OwnRecord::Running(records) => Some((records.running.run_id.clone(), false)),
+            OwnRecord::Ending(run_id) => Some((run_id.clone(), false)),
+            OwnRecord::AtTheGate | OwnRecord::NoAttempt => None,
+        }
+    }
+
     /// Writes the running record and the request summary, unless the record is written
     /// already or the final one is coming. Blocking; the lock keeps the final record from being
     /// written meanwhile.
-    fn write_running(&self, runs: &RunsDir) {
+    fn write_running(&self) {
         let mut own = self.lock();
-        if let OwnRecord::Pending(pending) = &*own {
-            match runs.write_run(&pending.running, false) {
-                Ok(()) => {
-                    write_request_summary(runs, &pending.request_key, &pending.claims);
-                    *own = OwnRecord::Running(pending.running.run_id.clone());
-                    self.changed.notify_one();
-                }
-                Err(e) => tracing::warn!(error = %e, "could not write a running record"),
+        let OwnRecord::Pending(records) = &*own else { return };
+        if let Err(e) = self.runs.write_run(&records.running, false) {
+            tracing::warn!(error = %e, "could not write a running record");
+            return;
+        }
+        write_request_summary(&self.runs, &records.request_key, &records.claims);
+        if let OwnRecord::Pending(records) = std::mem::take(&mut *own) {
+            *own = OwnRecord::Running(records);
+        }
+        self.changed.notify_one();
+    }
+
+    /// `write_running` on a blocking thread.
+    fn write_running_soon(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let own = self.clone();
+        tokio::task::spawn_blocking(move || own.write_running())
+    }
+
+    /// The attempt's records, back to its worker for the final record: no running record is
+    /// written after this (one being written is waited for).
+    fn ending(&self) -> Box<AttemptRecords> {
+        let mut own = self.lock();
+        match std::mem::take(&mut *own) {
+            OwnRecord::Pending(records) | OwnRecord::Running(records) => {
+                *own = OwnRecord::Ending(records.running.run_id.clone());
+                records
             }
+            _ => unreachable!("only the worker ends its attempt, once, after it was claimed"),
         }
     }
 }
 
-/// What a long attempt writes once it has gone on for a while.
-struct PendingRecords {
+/// The records of a claimed attempt: its running record (the final one once finished), and
+/// its request's key and claims, this attempt's included, for the request summary.
+struct AttemptRecords {
     running: RunRecord,
     request_key: String,
     claims: Vec<Claim>,
@@ -121,12 +156,9 @@ struct PendingRecords {
 
 /// A claimed attempt, not yet run and not yet recorded.
 struct Attempt {
-    record: RunRecord,
+    records: AttemptRecords,
     inputs: Map<String, Value>,
     url: Option<String>,
-    /// Its request's key and claims, this attempt's included, for the request summary.
-    request_key: String,
-    claims: Vec<Claim>,
 }
 
 /// One workflow the server offers.
@@ -215,18 +247,11 @@ impl Service {
             return Ok(result);
         }
         let (settled_tx, mut settled) = tokio::sync::oneshot::channel();
-        let own = Arc::new(OwnAttempt::default());
+        let own = Arc::new(OwnAttempt::new(self.runs.clone()));
         let (service, worker_own) = (self.clone(), own.clone());
         // Not awaited: the attempt goes on if this call stops waiting or is cancelled.
         drop(crate::telemetry::spawn_blocking(move || match service.begin_run(req) {
-            Ok(Begin::Claimed(attempt)) => {
-                worker_own.set(OwnRecord::Pending(Box::new(PendingRecords {
-                    running: attempt.record.clone(),
-                    request_key: attempt.request_key.clone(),
-                    claims: attempt.claims.clone(),
-                })));
-                service.run_attempt(attempt, &worker_own, settled_tx);
-            }
+            Ok(Begin::Claimed(attempt)) => service.run_attempt(attempt, &worker_own, settled_tx),
             other => {
                 worker_own.set(OwnRecord::NoAttempt);
                 drop(settled_tx.send(other.map(|begin| match begin {
@@ -238,16 +263,15 @@ impl Service {
         }));
         // A long attempt gets its running record whether or not this call still waits.
         tokio::spawn({
-            let (own, runs) = (own.clone(), self.runs.clone());
+            let own = own.clone();
             async move {
                 loop {
                     tokio::time::sleep(RUNNING_RECORD_AFTER).await;
-                    match &*own.lock() {
-                        OwnRecord::AtTheGate => continue,
-                        OwnRecord::Pending(_) => {}
-                        _ => return,
+                    match own.run_id() {
+                        None if matches!(*own.lock(), OwnRecord::AtTheGate) => continue,
+                        Some((_, true)) => drop(own.write_running_soon().await),
+                        _ => {}
                     }
-                    let _ = tokio::task::spawn_blocking(move || own.write_running(&runs)).await;
                     return;
                 }
             }
@@ -260,20 +284,15 @@ impl Service {
             let now = Instant::now();
             let waited_out = now >= deadline;
             if waited_out {
-                // The record says how far the attempt got: write it now if it is due.
-                let pending = match &*own.lock() {
-                    OwnRecord::Running(run_id) => Some(run_id.clone()),
-                    OwnRecord::Pending(_) => {
-                        let (own, runs) = (own.clone(), self.runs.clone());
-                        drop(tokio::task::spawn_blocking(move || own.write_running(&runs)));
-                        None
+                // The record says how far the attempt got: written now if it is due. Still at
+                // the gate (a claim's flush can hang on a sick disk), or with its final record
+                // on its way, the call waits for the worker.
+                match own.run_id() {
+                    Some((_, true)) => drop(own.write_running_soon()),
+                    Some((run_id, false)) if matches!(*own.lock(), OwnRecord::Running(_)) => {
+                        return self.wait_for(&run_id, Duration::ZERO, false, tick).await;
                     }
-                    // Still at the gate (a claim's flush can hang on a sick disk), or its
-                    // answer or final record is on its way.
-                    _ => None,
-                };
-                if let Some(run_id) = pending {
-                    return self.wait_for(&run_id, Duration::ZERO, false, tick).await;
+                    _ => {}
                 }
             }
             let secs = started.elapsed().as_secs();
@@ -300,19 +319,13 @@ impl Service {
                 // The worker ended without recording an end: the record tells what is known,
                 // written now if the attempt was too young to have one.
                 Ok(Some(Err(_))) => {
-                    let (run_id, pending) = match &*own.lock() {
-                        OwnRecord::Pending(pending) => (Some(pending.running.run_id.clone()), true),
-                        OwnRecord::Running(run_id) | OwnRecord::Ending(run_id) => (Some(run_id.clone()), false),
-                        OwnRecord::AtTheGate | OwnRecord::NoAttempt => (None, false),
+                    let Some((run_id, pending)) = own.run_id() else {
+                        return Err(std::io::Error::other("the request gate stopped"));
                     };
                     if pending {
-                        let (own, runs) = (own.clone(), self.runs.clone());
-                        let _ = tokio::task::spawn_blocking(move || own.write_running(&runs)).await;
+                        let _ = own.write_running_soon().await;
                     }
-                    return match run_id {
-                        Some(run_id) => self.wait_for(&run_id, left, false, tick).await,
-                        None => Err(std::io::Error::other("the request gate stopped")),
-                    };
+                    return self.wait_for(&run_id, left, false, tick).await;
                 }
             }
         }
@@ -414,7 +427,8 @@ impl Service {
                 self.record(&run_id, Some(&req.request_id), Some(&req.workflow), running, RunState::Running, Some(&claim));
             let mut claims = claims;
             claims.push(claim);
-            return Ok(Begin::Claimed(Attempt { record, inputs: resolved, url: req.url, request_key: key, claims }));
+            let records = AttemptRecords { running: record, request_key: key, claims };
+            return Ok(Begin::Claimed(Attempt { records, inputs: resolved, url: req.url }));
         }
     }
 
@@ -425,18 +439,19 @@ impl Service {
     /// is derived from the claims (the authority), after the caller has its answer (a long
     /// attempt wrote it with its running record already).
     fn run_attempt(&self, attempt: Attempt, own: &OwnAttempt, settled: tokio::sync::oneshot::Sender<std::io::Result<Settled>>) {
-        let Attempt { mut record, inputs, url, request_key, claims } = attempt;
+        let Attempt { records, inputs, url } = attempt;
+        let run_id = records.running.run_id.clone();
+        let workflow = records.running.workflow.clone().unwrap_or_default();
+        own.set(OwnRecord::Pending(Box::new(records)));
         let started = Instant::now();
-        let workflow = record.workflow.clone().unwrap_or_default();
-        let output = self.runner.run(&record.run_id, &workflow, &inputs, url.as_deref());
+        let output = self.runner.run(&run_id, &workflow, &inputs, url.as_deref());
         let mut result =
             RunResult::from_decision(&output.decision, self.mode, output.simulated).with_seconds(started.elapsed().as_secs_f64());
         result.sandbox = output.sandbox;
         result.model_calls = output.model_calls;
+        let AttemptRecords { running: mut record, request_key, claims } = *own.ending();
         record.finish(result);
         crate::telemetry::record_run(&record.result, Some(started.elapsed()));
-        // No running record from here on: one being written is waited for.
-        own.set(OwnRecord::Ending(record.run_id.clone()));
         let written = self.runs.write_run(&record, true);
         self.finished.notify_waiters();
         match written {
@@ -456,8 +471,8 @@ impl Service {
         loop {
             match self.read_settled(&claim.run_id)? {
                 Some(record) => return Ok(record),
-                // The claimant writes its record right after claiming; wait for it unless
-                // it is gone.
+                // The claimant writes its record once its attempt has gone on for a moment,
+                // or when it ends; wait for it unless it is gone.
                 None if claim.owner().is_gone() || Instant::now() > deadline => {
                     // The request id itself is not on disk (only its hash), so the record
                     // can't name it.
