@@ -3,8 +3,9 @@
 //!
 //! - `fingerprint.key`: 32 random bytes keying the input fingerprint.
 //! - `claims/<sha256(request_id)[:40]>:<attempt>`: the at-most-once authority. A claim is made
-//!   with an exclusive create and fsync'd (file and directory) before anything runs, so two
-//!   processes sharing the directory can never run the same attempt.
+//!   with an exclusive create, durable before anything runs, so two processes sharing the
+//!   directory can never run the same attempt. Its run id is keyed from its name, so even a
+//!   claim whose content a power cut tore names its run.
 //! - `requests/<sha256(request_id)[:40]>.json`: a derived summary of a request's attempts.
 //! - `runs/<run_id>.json`: one per call, refusals included, replaced atomically.
 //!
@@ -123,17 +124,15 @@ impl Claim {
         Owner { pid: self.pid, pid_start: self.pid_start, host: self.host.clone() }
     }
 
-    /// Stands in for a claim file that does not parse (a power cut tore it before it was
-    /// flushed): its attempt may have run, and nothing else about it is known. It has no
-    /// fingerprint and no live owner, and its run id comes from its ledger key, so every
-    /// reader settles it as the same interrupted run.
-    fn torn(request_key: &str, attempt: u32) -> Self {
-        let ledger_key = format!("{request_key}:{attempt}");
-        let digest = hex::encode(Sha256::digest(format!("torn-claim:{ledger_key}").as_bytes()));
+    /// Stands in for a claim file whose content a power cut tore (it is flushed after the
+    /// claim is won): its attempt may have run, and nothing else about it is known but its run
+    /// id, which comes from its name. It has no fingerprint and no live owner: its run's
+    /// record decides, or every reader settles it as the same interrupted run.
+    fn torn(ledger_key: String, run_id: String, attempt: u32) -> Self {
         Claim {
             schema: CLAIM_SCHEMA.into(),
             namespace: LEDGER_NAMESPACE.into(),
-            run_id: format!("run-{}", &digest[..24]),
+            run_id,
             ledger_key,
             workflow: String::new(),
             fingerprint: String::new(),
@@ -176,7 +175,13 @@ pub struct RunsDir {
     /// Read (or made, and flushed) on first use: a server that only lists and reads never
     /// waits for it, and a fresh directory's first flushes are slow.
     key: Arc<OnceLock<[u8; 32]>>,
+    /// Empty files in `claims/` whose inodes are flushed already (`make_spare_claim`): a claim
+    /// made from one is durable once its directory is flushed, one flush instead of two.
+    spare_claims: Arc<Mutex<Vec<tempfile::NamedTempFile>>>,
 }
+
+/// How many spare claim files a process keeps ready.
+const SPARE_CLAIMS: usize = 2;
 
 impl RunsDir {
     /// Opens `<runs_dir>/openadapt-agent`, creating the layout; the fingerprint key is read
@@ -186,7 +191,7 @@ impl RunsDir {
         for dir in [&root, &root.join("claims"), &root.join("requests"), &root.join("runs")] {
             private_dir(dir)?;
         }
-        Ok(RunsDir { root, key: Arc::default() })
+        Ok(RunsDir { root, key: Arc::default(), spare_claims: Arc::default() })
     }
 
     pub fn root(&self) -> &Path {
@@ -196,15 +201,26 @@ impl RunsDir {
     /// HMAC-SHA256 of a canonical JSON document, keyed by this directory's key, as hex.
     /// Blocking the first time (it may create and flush the key).
     pub fn fingerprint(&self, canonical: &str) -> io::Result<String> {
-        let key = match self.key.get() {
-            Some(key) => key,
+        Ok(keyed_fingerprint(self.key()?, canonical))
+    }
+
+    fn key(&self) -> io::Result<&[u8; 32]> {
+        match self.key.get() {
+            Some(key) => Ok(key),
             // Racing callers all end up with the one key published on disk.
             None => {
                 let loaded = load_or_create_key(&self.root.join("fingerprint.key"))?;
-                self.key.get_or_init(|| loaded)
+                Ok(self.key.get_or_init(|| loaded))
             }
-        };
-        Ok(keyed_fingerprint(key, canonical))
+        }
+    }
+
+    /// The run id of the attempt claimed as `ledger_key` (`<request key>:<attempt>`): `run-`
+    /// and 24 hex of a keyed hash of it. Every process sharing the directory names the attempt
+    /// alike, and the id gives away nothing of the request id.
+    pub fn claim_run_id(&self, ledger_key: &str) -> io::Result<String> {
+        let digest = keyed_fingerprint(self.key()?, &format!("run-id:{ledger_key}"));
+        Ok(format!("run-{}", &digest[..24]))
     }
 
     /// The fingerprint, if the key is loaded already (which takes no file access).
@@ -238,30 +254,50 @@ impl RunsDir {
     }
 
     fn read_claim(&self, request_key: &str, attempt: u32) -> io::Result<Option<Claim>> {
-        match fs::read(self.claim_path(request_key, attempt)) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-            Ok(bytes) => Ok(Some(serde_json::from_slice(&bytes).unwrap_or_else(|e| {
-                tracing::warn!(error = %e, "a claim does not parse; its attempt reads as interrupted");
-                Claim::torn(request_key, attempt)
-            }))),
+        let bytes = match fs::read(self.claim_path(request_key, attempt)) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+            Ok(bytes) => bytes,
+        };
+        let ledger_key = format!("{request_key}:{attempt}");
+        match serde_json::from_slice::<Claim>(&bytes) {
+            // Only this attempt's own claim counts: a torn file may hold stale bytes.
+            Ok(claim) if claim.ledger_key == ledger_key && claim.attempt == attempt => Ok(Some(claim)),
+            _ => {
+                tracing::warn!("a claim does not parse; its attempt reads as interrupted");
+                let run_id = self.claim_run_id(&ledger_key)?;
+                Ok(Some(Claim::torn(ledger_key, run_id, attempt)))
+            }
         }
     }
 
     /// Claims `claim.attempt` of `request_key`. The claim is written whole to a private temp
     /// file, then renamed into place without replacing: that rename is the exclusive create,
-    /// so no process ever sees a claim half-written. Durable (file and directory flushed,
-    /// together) before this returns `Won`; a power cut before then can tear the claim,
-    /// which then reads as an interrupted attempt.
+    /// so no process ever sees a claim half-written. The claim exists durably before this
+    /// returns `Won`: made from a spare (whose inode is flushed already), by flushing the
+    /// directory; otherwise by flushing the file and the directory together. A spare's content
+    /// is flushed later, so a power cut can tear it; the claim then reads as an interrupted
+    /// attempt under the same run id (`claim_run_id`), and its run's record, if any, decides.
     pub fn claim(&self, request_key: &str, claim: &Claim) -> io::Result<ClaimOutcome> {
         let path = self.claim_path(request_key, claim.attempt);
         let dir = path.parent().expect("claims dir");
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".claim-")
-            .permissions(fs::Permissions::from_mode(0o600))
-            .tempfile_in(dir)?;
+        let spare = self.spare_claims.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        let from_spare = spare.is_some();
+        let mut tmp = match spare {
+            Some(spare) => spare,
+            None => new_claim_file(dir)?,
+        };
         tmp.write_all(&serde_json::to_vec(claim)?)?;
-        match persist_durably(tmp, dir, |tmp| tmp.persist_noclobber(&path))? {
+        let persisted = if from_spare {
+            let persisted = tmp.persist_noclobber(&path).map(drop);
+            if persisted.is_ok() {
+                File::open(dir)?.sync_all()?;
+            }
+            persisted
+        } else {
+            persist_durably(tmp, dir, |tmp| tmp.persist_noclobber(&path))?
+        };
+        match persisted {
             Ok(()) => Ok(ClaimOutcome::Won),
             // The temp file is removed as the error drops.
             Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => match self.read_claim(request_key, claim.attempt)? {
@@ -270,6 +306,20 @@ impl RunsDir {
             },
             Err(e) => Err(e.error),
         }
+    }
+
+    /// Makes spare claim files until this process has `SPARE_CLAIMS`: each an empty private
+    /// file in `claims/`, its inode flushed, for a later claim to be renamed from. Blocking;
+    /// call after an answer, not before. Spares are removed when the process ends (a killed
+    /// process leaves its own behind, as it would a temp file).
+    pub fn make_spare_claims(&self) -> io::Result<()> {
+        let dir = self.root.join("claims");
+        while self.spare_claims.lock().unwrap_or_else(PoisonError::into_inner).len() < SPARE_CLAIMS {
+            let spare = new_claim_file(&dir)?;
+            spare.as_file().sync_all()?;
+            self.spare_claims.lock().unwrap_or_else(PoisonError::into_inner).push(spare);
+        }
+        Ok(())
     }
 
     /// Rewrites the derived request summary from the claims (last writer wins; all writers
@@ -348,6 +398,10 @@ fn load_or_create_key(path: &Path) -> io::Result<[u8; 32]> {
 }
 
 use std::os::unix::fs::PermissionsExt;
+
+fn new_claim_file(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
+    tempfile::Builder::new().prefix(".claim-").permissions(fs::Permissions::from_mode(0o600)).tempfile_in(dir)
+}
 
 /// temp file + rename (+ file and directory fsync): readers see the old or the new file whole.
 fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
@@ -600,8 +654,17 @@ mod tests {
         assert!(torn.is_torn());
         assert!(torn.owner().is_gone(), "nobody holds a torn claim");
         assert_eq!((torn.attempt, torn.ledger_key.as_str()), (1, "k:1"));
-        assert_eq!(runs.claims("k").unwrap()[0].run_id, torn.run_id, "every reader names the same run");
+        assert_eq!(torn.run_id, runs.claim_run_id("k:1").unwrap(), "the run it was claimed for");
         assert!(torn.run_id.starts_with("run-") && torn.run_id.len() == 28, "{}", torn.run_id);
+        // Stale bytes of another claim are no claim of this attempt's either.
+        fs::write(runs.root().join("claims/k:2"), fs::read(runs.root().join("claims/k:1")).unwrap()).unwrap();
+        fs::write(
+            runs.root().join("claims/j:1"),
+            serde_json::to_vec(&Claim { ledger_key: "k:1".into(), ..test_claim("run-x") }).unwrap(),
+        )
+        .unwrap();
+        assert!(runs.claims("j").unwrap()[0].is_torn());
+        assert_eq!(runs.claims("j").unwrap()[0].run_id, runs.claim_run_id("j:1").unwrap());
         assert_eq!(runs.read_run("run-torn").unwrap(), None);
     }
 
@@ -621,12 +684,9 @@ mod tests {
         assert!(rx.recv_timeout(std::time::Duration::from_secs(20)).expect("the flush finished"));
     }
 
-    #[test]
-    fn a_claim_is_won_once() {
-        let tmp = tempfile::tempdir().unwrap();
-        let runs = RunsDir::open(tmp.path()).unwrap();
+    fn test_claim(run_id: &str) -> Claim {
         let owner = Owner::current();
-        let claim = |run_id: &str| Claim {
+        Claim {
             schema: CLAIM_SCHEMA.into(),
             namespace: LEDGER_NAMESPACE.into(),
             ledger_key: "k:1".into(),
@@ -636,14 +696,65 @@ mod tests {
             attempt: 1,
             pid: owner.pid,
             pid_start: owner.pid_start,
-            host: owner.host.clone(),
+            host: owner.host,
             claimed_at: now_rfc3339(),
-        };
-        assert!(matches!(runs.claim("k", &claim("run-a")).unwrap(), ClaimOutcome::Won));
-        match runs.claim("k", &claim("run-b")).unwrap() {
+        }
+    }
+
+    /// The names in `claims/` that are not claims: temp files and spares.
+    fn temp_claim_files(runs: &RunsDir) -> usize {
+        fs::read_dir(runs.root().join("claims"))
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".claim-"))
+            .count()
+    }
+
+    #[test]
+    fn a_claim_is_won_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runs = RunsDir::open(tmp.path()).unwrap();
+        assert!(matches!(runs.claim("k", &test_claim("run-a")).unwrap(), ClaimOutcome::Won));
+        match runs.claim("k", &test_claim("run-b")).unwrap() {
             ClaimOutcome::Lost(winner) => assert_eq!(winner.run_id, "run-a"),
             ClaimOutcome::Won => panic!("claimed twice"),
         }
         assert_eq!(runs.claims("k").unwrap().len(), 1);
+        assert_eq!(temp_claim_files(&runs), 0);
+    }
+
+    #[test]
+    fn a_claim_from_a_spare_is_won_once_private_and_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runs = RunsDir::open(tmp.path()).unwrap();
+        runs.make_spare_claims().unwrap();
+        assert_eq!(temp_claim_files(&runs), SPARE_CLAIMS);
+        assert!(matches!(runs.claim("k", &test_claim("run-a")).unwrap(), ClaimOutcome::Won));
+        assert_eq!(temp_claim_files(&runs), SPARE_CLAIMS - 1, "the claim took a spare");
+        let path = runs.root().join("claims/k:1");
+        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        let read = runs.claims("k").unwrap();
+        assert_eq!(read, vec![Claim { claimed_at: read[0].claimed_at.clone(), ..test_claim("run-a") }]);
+        // A lost race spends its spare and reads back the winner.
+        match runs.claim("k", &test_claim("run-b")).unwrap() {
+            ClaimOutcome::Lost(winner) => assert_eq!(winner.run_id, "run-a"),
+            ClaimOutcome::Won => panic!("claimed twice"),
+        }
+        assert_eq!(temp_claim_files(&runs), SPARE_CLAIMS - 2);
+        runs.make_spare_claims().unwrap();
+        assert_eq!(temp_claim_files(&runs), SPARE_CLAIMS);
+        drop(runs);
+        let runs = RunsDir::open(tmp.path()).unwrap();
+        assert_eq!(temp_claim_files(&runs), 0, "spares go with the process");
+    }
+
+    #[test]
+    fn a_claims_run_id_is_keyed_from_its_name() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (runs_a, runs_b) = (RunsDir::open(a.path()).unwrap(), RunsDir::open(b.path()).unwrap());
+        let id = runs_a.claim_run_id("k:1").unwrap();
+        assert!(id.starts_with("run-") && id.len() == 28 && id[4..].bytes().all(|c| c.is_ascii_hexdigit()), "{id}");
+        assert_eq!(RunsDir::open(a.path()).unwrap().claim_run_id("k:1").unwrap(), id, "alike in every process");
+        assert_ne!(runs_a.claim_run_id("k:2").unwrap(), id);
+        assert_ne!(runs_b.claim_run_id("k:1").unwrap(), id, "another directory, another key");
     }
 }

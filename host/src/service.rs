@@ -403,8 +403,8 @@ impl Service {
                     }
                 }
             };
-            let run_id = runs::new_run_id();
             let ledger_key = format!("{key}:{attempt}");
+            let run_id = self.runs.claim_run_id(&ledger_key)?;
             let claim = Claim {
                 schema: runs::CLAIM_SCHEMA.into(),
                 namespace: runs::LEDGER_NAMESPACE.into(),
@@ -437,7 +437,7 @@ impl Service {
     /// record stays `running`, and reads as interrupted once this process is gone, so no caller
     /// is told an outcome the ledger does not hold. Then it writes the request summary, which
     /// is derived from the claims (the authority), after the caller has its answer (a long
-    /// attempt wrote it with its running record already).
+    /// attempt wrote it with its running record already), and readies the next claim.
     fn run_attempt(&self, attempt: Attempt, own: &OwnAttempt, settled: tokio::sync::oneshot::Sender<std::io::Result<Settled>>) {
         let Attempt { records, inputs, url } = attempt;
         let run_id = records.running.run_id.clone();
@@ -462,6 +462,9 @@ impl Service {
             }
         }
         write_request_summary(&self.runs, &request_key, &claims);
+        if let Err(e) = self.runs.make_spare_claims() {
+            tracing::warn!(error = %e, "could not make a spare claim file");
+        }
     }
 
     /// The record behind a claim, settled: a claim whose record is missing or left running by
