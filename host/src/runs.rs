@@ -175,13 +175,42 @@ pub struct RunsDir {
     /// Read (or made, and flushed) on first use: a server that only lists and reads never
     /// waits for it, and a fresh directory's first flushes are slow.
     key: Arc<OnceLock<[u8; 32]>>,
-    /// Empty files in `claims/` whose inodes are flushed already (`make_spare_claim`): a claim
-    /// made from one is durable once its directory is flushed, one flush instead of two.
-    spare_claims: Arc<Mutex<Vec<tempfile::NamedTempFile>>>,
+    spares: Arc<Spares>,
 }
 
-/// How many spare claim files a process keeps ready.
-const SPARE_CLAIMS: usize = 2;
+/// Empty temp files made ahead of need (`RunsDir::make_spares`), after an answer rather than
+/// before one: creating a file costs tens of microseconds on a disk where many were deleted
+/// lately. A claim made from a spare claim file, whose inode is flushed already, is durable
+/// once its directory is flushed: one flush instead of two.
+#[derive(Default)]
+struct Spares {
+    /// In `claims/`, flushed.
+    claims: Mutex<Vec<tempfile::NamedTempFile>>,
+    /// In `runs/`, for final records, whose own flush covers them.
+    records: Mutex<Vec<tempfile::NamedTempFile>>,
+}
+
+/// How many spares of each kind a process keeps ready.
+const SPARES: usize = 2;
+
+impl Spares {
+    fn take(pool: &Mutex<Vec<tempfile::NamedTempFile>>) -> Option<tempfile::NamedTempFile> {
+        pool.lock().unwrap_or_else(PoisonError::into_inner).pop()
+    }
+
+    /// Tops `pool` up with files `make` creates in `dir`.
+    fn fill(
+        pool: &Mutex<Vec<tempfile::NamedTempFile>>,
+        dir: &Path,
+        make: impl Fn(&Path) -> io::Result<tempfile::NamedTempFile>,
+    ) -> io::Result<()> {
+        while pool.lock().unwrap_or_else(PoisonError::into_inner).len() < SPARES {
+            let spare = make(dir)?;
+            pool.lock().unwrap_or_else(PoisonError::into_inner).push(spare);
+        }
+        Ok(())
+    }
+}
 
 impl RunsDir {
     /// Opens `<runs_dir>/openadapt-agent`, creating the layout; the fingerprint key is read
@@ -191,7 +220,7 @@ impl RunsDir {
         for dir in [&root, &root.join("claims"), &root.join("requests"), &root.join("runs")] {
             private_dir(dir)?;
         }
-        Ok(RunsDir { root, key: Arc::default(), spare_claims: Arc::default() })
+        Ok(RunsDir { root, key: Arc::default(), spares: Arc::default() })
     }
 
     pub fn root(&self) -> &Path {
@@ -281,7 +310,7 @@ impl RunsDir {
     pub fn claim(&self, request_key: &str, claim: &Claim) -> io::Result<ClaimOutcome> {
         let path = self.claim_path(request_key, claim.attempt);
         let dir = path.parent().expect("claims dir");
-        let spare = self.spare_claims.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        let spare = Spares::take(&self.spares.claims);
         let from_spare = spare.is_some();
         let mut tmp = match spare {
             Some(spare) => spare,
@@ -308,18 +337,17 @@ impl RunsDir {
         }
     }
 
-    /// Makes spare claim files until this process has `SPARE_CLAIMS`: each an empty private
-    /// file in `claims/`, its inode flushed, for a later claim to be renamed from. Blocking;
-    /// call after an answer, not before. Spares are removed when the process ends (a killed
-    /// process leaves its own behind, as it would a temp file).
-    pub fn make_spare_claims(&self) -> io::Result<()> {
-        let dir = self.root.join("claims");
-        while self.spare_claims.lock().unwrap_or_else(PoisonError::into_inner).len() < SPARE_CLAIMS {
-            let spare = new_claim_file(&dir)?;
+    /// Tops up this process's spare temp files (`Spares`): empty private files, in `claims/`
+    /// with their inodes flushed, and in `runs/`. Blocking; call after an answer, not before.
+    /// Spares are removed when the process ends (a killed process leaves its own behind, as it
+    /// would a temp file).
+    pub fn make_spares(&self) -> io::Result<()> {
+        Spares::fill(&self.spares.claims, &self.root.join("claims"), |dir| {
+            let spare = new_claim_file(dir)?;
             spare.as_file().sync_all()?;
-            self.spare_claims.lock().unwrap_or_else(PoisonError::into_inner).push(spare);
-        }
-        Ok(())
+            Ok(spare)
+        })?;
+        Spares::fill(&self.spares.records, &self.root.join("runs"), new_record_file)
     }
 
     /// Rewrites the derived request summary from the claims (last writer wins; all writers
@@ -333,7 +361,7 @@ impl RunsDir {
             attempts: claims.iter().map(|c| c.run_id.clone()).collect(),
         };
         let path = self.root.join("requests").join(format!("{request_key}.json"));
-        write_atomic(&path, &serde_json::to_vec_pretty(&summary)?, false)
+        write_atomic(&path, &serde_json::to_vec_pretty(&summary)?, false, None)
     }
 
     /// Reads a run record. `Ok(None)` when there is none, or when what is there does not
@@ -356,7 +384,8 @@ impl RunsDir {
     /// Writes a run record atomically. `durable` adds the fsyncs a final result needs; a
     /// `running` record is only a hint (its claim is the durable part).
     pub fn write_run(&self, record: &RunRecord, durable: bool) -> io::Result<()> {
-        write_atomic(&self.run_path(&record.run_id), &serde_json::to_vec_pretty(record)?, durable)
+        let spare = if durable { Spares::take(&self.spares.records) } else { None };
+        write_atomic(&self.run_path(&record.run_id), &serde_json::to_vec_pretty(record)?, durable, spare)
     }
 }
 
@@ -403,13 +432,18 @@ fn new_claim_file(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
     tempfile::Builder::new().prefix(".claim-").permissions(fs::Permissions::from_mode(0o600)).tempfile_in(dir)
 }
 
-/// temp file + rename (+ file and directory fsync): readers see the old or the new file whole.
-fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
+fn new_record_file(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
+    tempfile::Builder::new().prefix(".tmp-").permissions(fs::Permissions::from_mode(0o600)).tempfile_in(dir)
+}
+
+/// temp file (`spare`, or a new one) + rename (+ file and directory fsync): readers see the old
+/// or the new file whole.
+fn write_atomic(path: &Path, bytes: &[u8], durable: bool, spare: Option<tempfile::NamedTempFile>) -> io::Result<()> {
     let dir = path.parent().expect("record dir");
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .permissions(fs::Permissions::from_mode(0o600))
-        .tempfile_in(dir)?;
+    let mut tmp = match spare {
+        Some(spare) => spare,
+        None => new_record_file(dir)?,
+    };
     tmp.write_all(bytes)?;
     if !durable {
         return tmp.persist(path).map(drop).map_err(|e| e.error);
@@ -726,10 +760,10 @@ mod tests {
     fn a_claim_from_a_spare_is_won_once_private_and_whole() {
         let tmp = tempfile::tempdir().unwrap();
         let runs = RunsDir::open(tmp.path()).unwrap();
-        runs.make_spare_claims().unwrap();
-        assert_eq!(temp_claim_files(&runs), SPARE_CLAIMS);
+        runs.make_spares().unwrap();
+        assert_eq!(temp_claim_files(&runs), SPARES);
         assert!(matches!(runs.claim("k", &test_claim("run-a")).unwrap(), ClaimOutcome::Won));
-        assert_eq!(temp_claim_files(&runs), SPARE_CLAIMS - 1, "the claim took a spare");
+        assert_eq!(temp_claim_files(&runs), SPARES - 1, "the claim took a spare");
         let path = runs.root().join("claims/k:1");
         assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         let read = runs.claims("k").unwrap();
@@ -739,12 +773,52 @@ mod tests {
             ClaimOutcome::Lost(winner) => assert_eq!(winner.run_id, "run-a"),
             ClaimOutcome::Won => panic!("claimed twice"),
         }
-        assert_eq!(temp_claim_files(&runs), SPARE_CLAIMS - 2);
-        runs.make_spare_claims().unwrap();
-        assert_eq!(temp_claim_files(&runs), SPARE_CLAIMS);
+        assert_eq!(temp_claim_files(&runs), SPARES - 2);
+        runs.make_spares().unwrap();
+        assert_eq!(temp_claim_files(&runs), SPARES);
         drop(runs);
         let runs = RunsDir::open(tmp.path()).unwrap();
         assert_eq!(temp_claim_files(&runs), 0, "spares go with the process");
+    }
+
+    #[test]
+    fn a_final_record_is_written_from_a_spare_whole_and_private() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runs = RunsDir::open(tmp.path()).unwrap();
+        let temp_records = || {
+            fs::read_dir(runs.root().join("runs"))
+                .unwrap()
+                .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".tmp-"))
+                .count()
+        };
+        runs.make_spares().unwrap();
+        assert_eq!(temp_records(), SPARES);
+        let owner = Owner::current();
+        let record = RunRecord {
+            schema: RUN_SCHEMA.into(),
+            run_id: "run-0123456789abcdef01234567".into(),
+            request_id: Some("r".into()),
+            workflow: Some("w".into()),
+            mode: "sandbox".into(),
+            state: RunState::Finished,
+            started_at: now_rfc3339(),
+            finished_at: Some(now_rfc3339()),
+            pid: owner.pid,
+            pid_start: owner.pid_start,
+            host: owner.host,
+            attempt: Some(1),
+            ledger_key: Some("k:1".into()),
+            fingerprint: Some("f".into()),
+            result: RunResult::new(crate::contract::Reason::SavedAndChecked, crate::contract::Mode::Sandbox),
+        };
+        runs.write_run(&record, true).unwrap();
+        assert_eq!(temp_records(), SPARES - 1, "the record took a spare");
+        assert_eq!(runs.read_run(&record.run_id).unwrap(), Some(record.clone()));
+        let path = runs.root().join(format!("runs/{}.json", record.run_id));
+        assert_eq!(fs::metadata(path).unwrap().permissions().mode() & 0o777, 0o600);
+        // A running record is only a hint: it never takes a spare.
+        runs.write_run(&RunRecord { run_id: "run-ffffffffffffffffffffffff".into(), ..record }, false).unwrap();
+        assert_eq!(temp_records(), SPARES - 1);
     }
 
     #[test]

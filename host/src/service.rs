@@ -462,8 +462,8 @@ impl Service {
             }
         }
         write_request_summary(&self.runs, &request_key, &claims);
-        if let Err(e) = self.runs.make_spare_claims() {
-            tracing::warn!(error = %e, "could not make a spare claim file");
+        if let Err(e) = self.runs.make_spares() {
+            tracing::warn!(error = %e, "could not make spare temp files");
         }
     }
 
