@@ -20,7 +20,8 @@ use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock, PoisonError, Weak};
+use std::time::Duration;
 
 pub const LEDGER_NAMESPACE: &str = "openadapt-agent/run-workflow/v1";
 pub const RUN_SCHEMA: &str = "openadapt-agent.run/v1";
@@ -178,10 +179,10 @@ pub struct RunsDir {
     spares: Arc<Spares>,
 }
 
-/// Empty temp files made ahead of need (`RunsDir::make_spares`), after an answer rather than
-/// before one: creating a file costs tens of microseconds on a disk where many were deleted
-/// lately. A claim made from a spare claim file, whose inode is flushed already, is durable
-/// once its directory is flushed: one flush instead of two.
+/// Empty temp files made ahead of need, in a quiet moment (`RunsDir::want_spares`) rather than
+/// on a run's way to its answer: creating a file costs tens of microseconds on a disk where
+/// many were deleted lately. A claim made from a spare claim file, whose inode is flushed
+/// already, is durable once its directory is flushed: one flush instead of two.
 #[derive(Default)]
 struct Spares {
     /// In `claims/`, flushed.
@@ -192,10 +193,22 @@ struct Spares {
 
 /// How many spares of each kind a process keeps ready.
 const SPARES: usize = 2;
+/// How long the ledger must have had nothing to flush before spares are made: long enough for
+/// a client's next call (a repeat, a get_run) not to meet them on the disk.
+const SPARES_AFTER_QUIET: Duration = Duration::from_millis(3);
 
 impl Spares {
     fn take(pool: &Mutex<Vec<tempfile::NamedTempFile>>) -> Option<tempfile::NamedTempFile> {
         pool.lock().unwrap_or_else(PoisonError::into_inner).pop()
+    }
+
+    fn make(&self, root: &Path) -> io::Result<()> {
+        Spares::fill(&self.claims, &root.join("claims"), |dir| {
+            let spare = new_claim_file(dir)?;
+            spare.as_file().sync_all()?;
+            Ok(spare)
+        })?;
+        Spares::fill(&self.records, &root.join("runs"), new_record_file)
     }
 
     /// Tops `pool` up with files `make` creates in `dir`.
@@ -338,16 +351,18 @@ impl RunsDir {
     }
 
     /// Tops up this process's spare temp files (`Spares`): empty private files, in `claims/`
-    /// with their inodes flushed, and in `runs/`. Blocking; call after an answer, not before.
-    /// Spares are removed when the process ends (a killed process leaves its own behind, as it
-    /// would a temp file).
+    /// with their inodes flushed, and in `runs/`. Blocking. Spares are removed when the
+    /// process ends (a killed process leaves its own behind, as it would a temp file).
     pub fn make_spares(&self) -> io::Result<()> {
-        Spares::fill(&self.spares.claims, &self.root.join("claims"), |dir| {
-            let spare = new_claim_file(dir)?;
-            spare.as_file().sync_all()?;
-            Ok(spare)
-        })?;
-        Spares::fill(&self.spares.records, &self.root.join("runs"), new_record_file)
+        self.spares.make(&self.root)
+    }
+
+    /// Has the ledger's helper thread top up the spares once nothing has been flushed for
+    /// `SPARES_AFTER_QUIET`. Returns at once.
+    pub fn want_spares(&self) {
+        if let Some(helper) = ledger_helper() {
+            let _ = helper.send(LedgerJob::Spares { root: self.root.clone(), spares: Arc::downgrade(&self.spares) });
+        }
     }
 
     /// Rewrites the derived request summary from the claims (last writer wins; all writers
@@ -518,8 +533,8 @@ impl Flush {
             finished: Condvar::new(),
         });
         // Without a flusher the caller flushes when it comes to wait.
-        if let Some(flusher) = flusher() {
-            let _ = flusher.send(job.clone());
+        if let Some(helper) = ledger_helper() {
+            let _ = helper.send(LedgerJob::Flush(job.clone()));
         }
         Ok(Flush(job))
     }
@@ -539,20 +554,57 @@ impl Flush {
     }
 }
 
-/// The process's flusher thread, started on first use: a thread of its own rather than one
-/// from tokio's blocking pool, whose hand-off costs an extra lock round between the threads.
-fn flusher() -> Option<&'static mpsc::Sender<Arc<FlushJob>>> {
-    static FLUSHER: OnceLock<Option<mpsc::Sender<Arc<FlushJob>>>> = OnceLock::new();
-    FLUSHER
+/// Work for the ledger's helper thread.
+enum LedgerJob {
+    /// Flush a file's data (`Flush`).
+    Flush(Arc<FlushJob>),
+    /// Top up a runs directory's spares, once the ledger is quiet. Weak: spares of a runs
+    /// directory nobody holds any more are not made, and its own are not kept alive.
+    Spares { root: PathBuf, spares: Weak<Spares> },
+}
+
+/// The process's ledger helper thread, started on first use: a thread of its own rather than
+/// one from tokio's blocking pool, whose hand-off costs an extra lock round between the threads.
+fn ledger_helper() -> Option<&'static mpsc::Sender<LedgerJob>> {
+    static HELPER: OnceLock<Option<mpsc::Sender<LedgerJob>>> = OnceLock::new();
+    HELPER
         .get_or_init(|| {
-            let (jobs, queue) = mpsc::channel::<Arc<FlushJob>>();
-            std::thread::Builder::new()
-                .name("ledger-flush".into())
-                .spawn(move || queue.into_iter().for_each(|job| job.take_and_run()))
-                .ok()
-                .map(|_| jobs)
+            let (jobs, queue) = mpsc::channel();
+            std::thread::Builder::new().name("ledger-flush".into()).spawn(move || help_the_ledger(&queue)).ok().map(|_| jobs)
         })
         .as_ref()
+}
+
+fn help_the_ledger(queue: &mpsc::Receiver<LedgerJob>) {
+    let mut wanted: Vec<(PathBuf, Weak<Spares>)> = Vec::new();
+    loop {
+        let job = if wanted.is_empty() {
+            queue.recv().ok()
+        } else {
+            match queue.recv_timeout(SPARES_AFTER_QUIET) {
+                Ok(job) => Some(job),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    for (root, spares) in wanted.drain(..) {
+                        let Some(spares) = spares.upgrade() else { continue };
+                        if let Err(e) = spares.make(&root) {
+                            tracing::warn!(error = %e, "could not make spare temp files");
+                        }
+                    }
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => None,
+            }
+        };
+        match job {
+            None => return,
+            Some(LedgerJob::Flush(job)) => job.take_and_run(),
+            Some(LedgerJob::Spares { root, spares }) => {
+                if !wanted.iter().any(|(r, _)| *r == root) {
+                    wanted.push((root, spares));
+                }
+            }
+        }
+    }
 }
 
 /// Field 22 of `/proc/<pid>/stat`: the start time, which tells a live owner from a reused pid.
@@ -779,6 +831,25 @@ mod tests {
         drop(runs);
         let runs = RunsDir::open(tmp.path()).unwrap();
         assert_eq!(temp_claim_files(&runs), 0, "spares go with the process");
+    }
+
+    #[test]
+    fn spares_are_made_in_a_quiet_moment_and_go_with_their_runs_dir() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runs = RunsDir::open(tmp.path()).unwrap();
+        runs.want_spares();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while temp_claim_files(&runs) < SPARES {
+            assert!(std::time::Instant::now() < deadline, "no spares were made");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // Asked for, then dropped: whether or not the helper came to them, none are left.
+        let other = tempfile::tempdir().unwrap();
+        let gone = RunsDir::open(other.path()).unwrap();
+        gone.want_spares();
+        drop(gone);
+        std::thread::sleep(SPARES_AFTER_QUIET * 20);
+        assert_eq!(temp_claim_files(&RunsDir::open(other.path()).unwrap()), 0);
     }
 
     #[test]

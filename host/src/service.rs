@@ -462,9 +462,7 @@ impl Service {
             }
         }
         write_request_summary(&self.runs, &request_key, &claims);
-        if let Err(e) = self.runs.make_spares() {
-            tracing::warn!(error = %e, "could not make spare temp files");
-        }
+        self.runs.want_spares();
     }
 
     /// The record behind a claim, settled: a claim whose record is missing or left running by
