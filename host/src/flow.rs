@@ -7,6 +7,7 @@ use crate::contract::{
     self, ApprovalMode, CheckedHow, Evidence, ExecutionOutcome, FlowFinish, FlowReport, PauseState, Proof,
     TransactionOutcome,
 };
+use crate::runs::ClaimFlush;
 use crate::service::{RunOutput, Runner};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -154,8 +155,10 @@ impl FlowRunner {
 }
 
 impl Runner for FlowRunner {
-    fn run(&self, run_id: &str, workflow: &str, inputs: &Map<String, Value>, url: Option<&str>) -> RunOutput {
+    fn run(&self, run_id: &str, workflow: &str, inputs: &Map<String, Value>, url: Option<&str>, claim: &ClaimFlush) -> RunOutput {
         let evidence = match self.bundles.get(workflow) {
+            // Flow may act as soon as it starts.
+            Some(_) if claim.wait().is_err() => Evidence::LaunchFailed,
             Some(bundle) => {
                 let span = crate::telemetry::child_span("flow.subprocess", "flow");
                 let evidence = self.run_bundle(run_id, bundle, &crate::cards::params_for_flow(inputs), url);

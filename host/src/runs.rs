@@ -161,10 +161,10 @@ struct RequestSummary {
 }
 
 /// What claiming an attempt came to.
-#[derive(Debug)]
 pub enum ClaimOutcome {
-    /// This call holds the attempt and must run it.
-    Won,
+    /// This call holds the attempt and must run it, once the claim is durable (`ClaimFlush`)
+    /// before anything that has an effect.
+    Won(ClaimFlush),
     /// Another call holds it; here is its claim.
     Lost(Claim),
 }
@@ -315,11 +315,13 @@ impl RunsDir {
 
     /// Claims `claim.attempt` of `request_key`. The claim is written whole to a private temp
     /// file, then renamed into place without replacing: that rename is the exclusive create,
-    /// so no process ever sees a claim half-written. The claim exists durably before this
-    /// returns `Won`: made from a spare (whose inode is flushed already), by flushing the
-    /// directory; otherwise by flushing the file and the directory together. A spare's content
-    /// is flushed later, so a power cut can tear it; the claim then reads as an interrupted
-    /// attempt under the same run id (`claim_run_id`), and its run's record, if any, decides.
+    /// so no process ever sees a claim half-written, and it decides who won. The winner's
+    /// claim exists durably once its `ClaimFlush` is done: made from a spare (whose inode is
+    /// flushed already), by a directory flush that goes on while the attempt gets ready;
+    /// otherwise by flushing the file and the directory together before this returns. A
+    /// spare's content is flushed later, so a power cut can tear it; the claim then reads as
+    /// an interrupted attempt under the same run id (`claim_run_id`), and its run's record, if
+    /// any, decides.
     pub fn claim(&self, request_key: &str, claim: &Claim) -> io::Result<ClaimOutcome> {
         let path = self.claim_path(request_key, claim.attempt);
         let dir = path.parent().expect("claims dir");
@@ -331,16 +333,15 @@ impl RunsDir {
         };
         tmp.write_all(&serde_json::to_vec(claim)?)?;
         let persisted = if from_spare {
-            let persisted = tmp.persist_noclobber(&path).map(drop);
-            if persisted.is_ok() {
-                File::open(dir)?.sync_all()?;
+            match tmp.persist_noclobber(&path) {
+                Ok(_) => Ok(ClaimFlush::pending(Flush::start_dir(dir)?)),
+                Err(e) => Err(e),
             }
-            persisted
         } else {
-            persist_durably(tmp, dir, |tmp| tmp.persist_noclobber(&path))?
+            persist_durably(tmp, dir, |tmp| tmp.persist_noclobber(&path))?.map(|()| ClaimFlush::done())
         };
         match persisted {
-            Ok(()) => Ok(ClaimOutcome::Won),
+            Ok(flush) => Ok(ClaimOutcome::Won(flush)),
             // The temp file is removed as the error drops.
             Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => match self.read_claim(request_key, claim.attempt)? {
                 Some(winner) => Ok(ClaimOutcome::Lost(winner)),
@@ -487,6 +488,33 @@ fn persist_durably(
     Ok(persisted.map(drop))
 }
 
+/// A won claim on its way to disk. Its attempt may get ready meanwhile (start its engine, read
+/// and navigate the app) but waits for it before anything with an effect: if the process or the
+/// power goes before the claim is durable, nothing was written, and the attempt may run again.
+pub struct ClaimFlush {
+    flush: Mutex<Option<Flush>>,
+    done: OnceLock<Result<(), (io::ErrorKind, String)>>,
+}
+
+impl ClaimFlush {
+    fn pending(flush: Flush) -> Self {
+        ClaimFlush { flush: Mutex::new(Some(flush)), done: OnceLock::new() }
+    }
+
+    fn done() -> Self {
+        ClaimFlush { flush: Mutex::new(None), done: OnceLock::from(Ok(())) }
+    }
+
+    /// Waits until the claim is durable; the same answer every time.
+    pub fn wait(&self) -> io::Result<()> {
+        let done = self.done.get_or_init(|| {
+            let flush = self.flush.lock().unwrap_or_else(PoisonError::into_inner).take();
+            flush.map_or(Ok(()), |flush| flush.wait().map_err(|e| (e.kind(), e.to_string())))
+        });
+        done.clone().map_err(|(kind, text)| io::Error::new(kind, text))
+    }
+}
+
 /// A file's data being flushed on the flusher thread, while the caller renames it into place
 /// and flushes the directory: the two flushes overlap on the device instead of queueing one
 /// behind the other. Durable once both are done; a power cut before then can leave the renamed
@@ -499,6 +527,8 @@ struct Flush(Arc<FlushJob>);
 
 struct FlushJob {
     file: File,
+    /// `fsync` rather than `fdatasync`: for a directory, whose entries are what counts.
+    all: bool,
     state: Mutex<FlushState>,
     finished: Condvar,
 }
@@ -519,16 +549,27 @@ impl FlushJob {
             }
             *state = FlushState::Running;
         }
-        let flushed = self.file.sync_data();
+        let flushed = if self.all { self.file.sync_all() } else { self.file.sync_data() };
         *self.state.lock().unwrap_or_else(PoisonError::into_inner) = FlushState::Done(flushed);
         self.finished.notify_all();
     }
 }
 
 impl Flush {
+    /// Starts flushing a file's data.
     fn start(file: &File) -> io::Result<Self> {
+        Ok(Flush::of(file.try_clone()?, false))
+    }
+
+    /// Starts flushing a directory, the entries it holds.
+    fn start_dir(dir: &Path) -> io::Result<Self> {
+        Ok(Flush::of(File::open(dir)?, true))
+    }
+
+    fn of(file: File, all: bool) -> Self {
         let job = Arc::new(FlushJob {
-            file: file.try_clone()?,
+            file,
+            all,
             state: Mutex::new(FlushState::Waiting),
             finished: Condvar::new(),
         });
@@ -536,7 +577,7 @@ impl Flush {
         if let Some(helper) = ledger_helper() {
             let _ = helper.send(LedgerJob::Flush(job.clone()));
         }
-        Ok(Flush(job))
+        Flush(job)
     }
 
     fn wait(self) -> io::Result<()> {
@@ -762,6 +803,7 @@ mod tests {
         std::thread::spawn(move || {
             let job = Arc::new(FlushJob {
                 file: tempfile::tempfile().unwrap(),
+                all: false,
                 state: Mutex::new(FlushState::Waiting),
                 finished: Condvar::new(),
             });
@@ -799,10 +841,10 @@ mod tests {
     fn a_claim_is_won_once() {
         let tmp = tempfile::tempdir().unwrap();
         let runs = RunsDir::open(tmp.path()).unwrap();
-        assert!(matches!(runs.claim("k", &test_claim("run-a")).unwrap(), ClaimOutcome::Won));
+        assert!(matches!(runs.claim("k", &test_claim("run-a")).unwrap(), ClaimOutcome::Won(_)));
         match runs.claim("k", &test_claim("run-b")).unwrap() {
             ClaimOutcome::Lost(winner) => assert_eq!(winner.run_id, "run-a"),
-            ClaimOutcome::Won => panic!("claimed twice"),
+            ClaimOutcome::Won(_) => panic!("claimed twice"),
         }
         assert_eq!(runs.claims("k").unwrap().len(), 1);
         assert_eq!(temp_claim_files(&runs), 0);
@@ -814,7 +856,11 @@ mod tests {
         let runs = RunsDir::open(tmp.path()).unwrap();
         runs.make_spares().unwrap();
         assert_eq!(temp_claim_files(&runs), SPARES);
-        assert!(matches!(runs.claim("k", &test_claim("run-a")).unwrap(), ClaimOutcome::Won));
+        match runs.claim("k", &test_claim("run-a")).unwrap() {
+            // Its directory's flush was started; every wait has the same answer.
+            ClaimOutcome::Won(flush) => assert!(flush.wait().is_ok() && flush.wait().is_ok()),
+            ClaimOutcome::Lost(_) => panic!("lost an uncontested claim"),
+        }
         assert_eq!(temp_claim_files(&runs), SPARES - 1, "the claim took a spare");
         let path = runs.root().join("claims/k:1");
         assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
@@ -823,7 +869,7 @@ mod tests {
         // A lost race spends its spare and reads back the winner.
         match runs.claim("k", &test_claim("run-b")).unwrap() {
             ClaimOutcome::Lost(winner) => assert_eq!(winner.run_id, "run-a"),
-            ClaimOutcome::Won => panic!("claimed twice"),
+            ClaimOutcome::Won(_) => panic!("claimed twice"),
         }
         assert_eq!(temp_claim_files(&runs), SPARES - 2);
         runs.make_spares().unwrap();

@@ -4,6 +4,7 @@
 use crate::contract::{
     self, CheckedHow, Evidence, FlowFinish, FlowReport, PauseState, Proof, Reason, SandboxEngine, SandboxInfo,
 };
+use crate::runs::ClaimFlush;
 use crate::service::{RunOutput, Runner};
 use openadapt_engines::{AppError, Banner, EngineError, Engines, EnginesConfig, FaultCase, MockMed, SaveAnswer};
 use serde_json::{Map, Value};
@@ -47,6 +48,7 @@ pub fn run_triage_note(
     session_id: &str,
     note: &str,
     latency: Duration,
+    before_save: &dyn Fn() -> std::io::Result<()>,
 ) -> SandboxEvidence {
     let mut ev = SandboxEvidence {
         case,
@@ -59,7 +61,7 @@ pub fn run_triage_note(
         transaction: None,
         engine_failed: false,
     };
-    if walk(mockmed, store_dir, session_id, note, latency, &mut ev).is_err() {
+    if walk(mockmed, store_dir, session_id, note, latency, before_save, &mut ev).is_err() {
         ev.engine_failed = true;
         ev.transaction = None;
     }
@@ -89,6 +91,7 @@ fn walk(
     session_id: &str,
     note: &str,
     latency: Duration,
+    before_save: &dyn Fn() -> std::io::Result<()>,
     ev: &mut SandboxEvidence,
 ) -> Result<(), Stop> {
     let mut app = mockmed.open(store_dir, ev.case, session_id)?;
@@ -105,6 +108,11 @@ fn walk(
         return Ok(());
     }
     app.enter_note(note)??;
+    // The save is the run's first effect: its claim is durable before it.
+    before_save().map_err(|e| {
+        tracing::warn!(error = %e, "the claim could not be flushed; nothing was saved");
+        Stop
+    })?;
     std::thread::sleep(latency);
     ev.save_sent = true;
     ev.save_answered = app.save()?? == SaveAnswer::Answered;
@@ -206,7 +214,7 @@ impl SimulatedSandbox {
 }
 
 impl Runner for SimulatedSandbox {
-    fn run(&self, run_id: &str, _workflow: &str, inputs: &Map<String, Value>, _url: Option<&str>) -> RunOutput {
+    fn run(&self, run_id: &str, _workflow: &str, inputs: &Map<String, Value>, _url: Option<&str>, claim: &ClaimFlush) -> RunOutput {
         let case = inputs
             .get("sandbox_case")
             .and_then(Value::as_str)
@@ -216,7 +224,7 @@ impl Runner for SimulatedSandbox {
         let mut span = crate::telemetry::child_span("engine.session", "mockmed");
         let evidence = match self.mockmed() {
             Ok(mockmed) => {
-                let seen = run_triage_note(mockmed, &self.store_dir, case, run_id, note, self.latency);
+                let seen = run_triage_note(mockmed, &self.store_dir, case, run_id, note, self.latency, &|| claim.wait());
                 span.set_bool("openadapt.engine.failed", seen.engine_failed);
                 span.set_bool("openadapt.save_sent", seen.save_sent);
                 seen.to_contract_evidence()
@@ -233,5 +241,47 @@ impl Runner for SimulatedSandbox {
             sandbox: Some(SandboxInfo { case: case.as_str().into(), engine: SandboxEngine::Simulated }),
             model_calls: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    #[test]
+    fn the_note_is_saved_only_once_the_claim_is_durable_and_never_if_it_fails() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = tmp.path().join("store");
+        std::fs::create_dir(&store).unwrap();
+        let config = EnginesConfig { cache_dir: Some(tmp.path().join("cache")), ..Default::default() };
+        let mockmed = Engines::new(config).unwrap().mockmed().unwrap();
+        let notes = || walkdir(&store.join("notes"));
+
+        let notes_when_asked = Cell::new(None);
+        let seen = run_triage_note(&mockmed, &store, FaultCase::Normal, "s1", "Synthetic note.", Duration::ZERO, &|| {
+            notes_when_asked.set(Some(notes()));
+            Ok(())
+        });
+        assert_eq!(notes_when_asked.get(), Some(0), "the app was ready, nothing saved yet");
+        assert_eq!(seen.transaction, Some(TransactionOutcome::Verified));
+        assert_eq!(notes(), 1);
+
+        let failed = std::io::Error::other("the disk is gone");
+        let seen = run_triage_note(&mockmed, &store, FaultCase::Normal, "s2", "Synthetic note.", Duration::ZERO, &|| {
+            Err(std::io::Error::new(failed.kind(), failed.to_string()))
+        });
+        assert!(seen.reached_app && !seen.save_sent && seen.engine_failed, "{seen:?}");
+        assert_eq!(seen.to_contract_evidence(), Evidence::LaunchFailed);
+        assert_eq!(notes(), 1, "nothing saved");
+    }
+
+    /// Files under `dir`, at any depth.
+    fn walkdir(dir: &Path) -> usize {
+        let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+        entries
+            .map(|e| e.unwrap().path())
+            .map(|p| if p.is_dir() { walkdir(&p) } else { 1 })
+            .sum()
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::cards::WorkflowCard;
 use crate::contract::{Decision, Mode, Reason, RunResult, SandboxInfo};
-use crate::runs::{self, Claim, ClaimOutcome, Owner, RunRecord, RunState, RunsDir};
+use crate::runs::{self, Claim, ClaimFlush, ClaimOutcome, Owner, RunRecord, RunState, RunsDir};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,10 +18,13 @@ pub struct RunOutput {
     pub model_calls: Option<u32>,
 }
 
-/// Runs one attempt of a workflow. Called on a worker thread, after the claim is durable.
+/// Runs one attempt of a workflow. Called on a worker thread once the attempt is claimed.
 pub trait Runner: Send + Sync + 'static {
     /// `url` is a per-call target URL, only ever set when the operator allowed overrides.
-    fn run(&self, run_id: &str, workflow: &str, inputs: &Map<String, Value>, url: Option<&str>) -> RunOutput;
+    /// `claim` is the attempt's claim on its way to disk: wait for it before the first thing
+    /// with an effect (a save, a launch), and if it fails, stop without one. Getting ready
+    /// (starting an engine, reading and navigating the app) may go first.
+    fn run(&self, run_id: &str, workflow: &str, inputs: &Map<String, Value>, url: Option<&str>, claim: &ClaimFlush) -> RunOutput;
 
     /// Stops whatever is still running, when the server shuts down.
     fn shutdown(&self) {}
@@ -159,6 +162,7 @@ struct Attempt {
     records: AttemptRecords,
     inputs: Map<String, Value>,
     url: Option<String>,
+    claim: ClaimFlush,
 }
 
 /// One workflow the server offers.
@@ -418,17 +422,17 @@ impl Service {
                 host: self.owner.host.clone(),
                 claimed_at: runs::now_rfc3339(),
             };
-            match self.runs.claim(&key, &claim)? {
+            let flush = match self.runs.claim(&key, &claim)? {
                 ClaimOutcome::Lost(_) => continue,
-                ClaimOutcome::Won => {}
-            }
+                ClaimOutcome::Won(flush) => flush,
+            };
             let running = RunResult::new(Reason::Running, self.mode);
             let record =
                 self.record(&run_id, Some(&req.request_id), Some(&req.workflow), running, RunState::Running, Some(&claim));
             let mut claims = claims;
             claims.push(claim);
             let records = AttemptRecords { running: record, request_key: key, claims };
-            return Ok(Begin::Claimed(Attempt { records, inputs: resolved, url: req.url }));
+            return Ok(Begin::Claimed(Attempt { records, inputs: resolved, url: req.url, claim: flush }));
         }
     }
 
@@ -439,12 +443,20 @@ impl Service {
     /// is derived from the claims (the authority), after the caller has its answer (a long
     /// attempt wrote it with its running record already), and readies the next claim.
     fn run_attempt(&self, attempt: Attempt, own: &OwnAttempt, settled: tokio::sync::oneshot::Sender<std::io::Result<Settled>>) {
-        let Attempt { records, inputs, url } = attempt;
+        let Attempt { records, inputs, url, claim } = attempt;
         let run_id = records.running.run_id.clone();
         let workflow = records.running.workflow.clone().unwrap_or_default();
         own.set(OwnRecord::Pending(Box::new(records)));
         let started = Instant::now();
-        let output = self.runner.run(&run_id, &workflow, &inputs, url.as_deref());
+        let output = self.runner.run(&run_id, &workflow, &inputs, url.as_deref(), &claim);
+        // Durable before the end is recorded, whether or not the runner came to wait for it.
+        if let Err(e) = claim.wait() {
+            // The runner took no effect. No record either, as for any claim that could not
+            // be flushed: once this process is gone the attempt reads as interrupted.
+            own.ending();
+            drop(settled.send(Err(e)));
+            return;
+        }
         let mut result =
             RunResult::from_decision(&output.decision, self.mode, output.simulated).with_seconds(started.elapsed().as_secs_f64());
         result.sandbox = output.sandbox;
