@@ -3,11 +3,13 @@
 //!
 //! - `fingerprint.key`: 32 random bytes keying the input fingerprint.
 //! - `claims/<sha256(request_id)[:40]>:<attempt>`: the at-most-once authority. A claim is made
-//!   with an exclusive create, durable before anything runs, so two processes sharing the
-//!   directory can never run the same attempt. Its run id is keyed from its name, so even a
-//!   claim whose content a power cut tore names its run.
+//!   with an exclusive create, which decides who runs the attempt, so two processes sharing
+//!   the directory can never run the same one; it is durable before the attempt's first
+//!   effect. Its run id is keyed from its name, so even a claim whose content a power cut tore
+//!   names its run.
 //! - `requests/<sha256(request_id)[:40]>.json`: a derived summary of a request's attempts.
 //! - `runs/<run_id>.json`: one per call, refusals included, replaced atomically.
+//! - `claims/.claim-*`, `runs/.tmp-*`: temp files, among them each process's spares (`Spares`).
 //!
 //! Directories are 0700 and files 0600. Input values are never written: only a keyed
 //! fingerprint of them.
