@@ -127,8 +127,8 @@ impl Claim {
         Owner { pid: self.pid, pid_start: self.pid_start, host: self.host.clone() }
     }
 
-    /// Stands in for a claim file whose content a power cut tore (it is flushed after the
-    /// claim is won): its attempt may have run, and nothing else about it is known but its run
+    /// Stands in for a claim file whose content a power cut tore (a claim made from a spare
+    /// reaches the disk with the kernel's writeback, after it is won): its attempt may have run, and nothing else about it is known but its run
     /// id, which comes from its name. It has no fingerprint and no live owner: its run's
     /// record decides, or every reader settles it as the same interrupted run.
     fn torn(ledger_key: String, run_id: String, attempt: u32) -> Self {
@@ -491,8 +491,8 @@ fn persist_durably(
 }
 
 /// A won claim on its way to disk. Its attempt may get ready meanwhile (start its engine, read
-/// and navigate the app) but waits for it before anything with an effect: if the process or the
-/// power goes before the claim is durable, nothing was written, and the attempt may run again.
+/// and navigate the app) but waits for it before anything with an effect: a power cut before
+/// the claim is durable may lose it, and then nothing was written, so the attempt may run again.
 pub struct ClaimFlush {
     flush: Mutex<Option<Flush>>,
     done: OnceLock<Result<(), (io::ErrorKind, String)>>,
@@ -517,13 +517,14 @@ impl ClaimFlush {
     }
 }
 
-/// A file's data being flushed on the flusher thread, while the caller renames it into place
-/// and flushes the directory: the two flushes overlap on the device instead of queueing one
-/// behind the other. Durable once both are done; a power cut before then can leave the renamed
-/// file torn, which its readers allow for.
+/// A file or directory being flushed on the ledger's helper thread while the caller goes on:
+/// a file's data while the caller renames it into place and flushes the directory, so the two
+/// flushes overlap on the device instead of queueing one behind the other (a power cut before
+/// both are done can leave the renamed file torn, which its readers allow for); or a claim's
+/// directory while its attempt gets ready (`ClaimFlush`).
 ///
-/// Whichever thread comes to the flush first does it: the flusher, or the caller when it comes
-/// to wait, if the flusher is busy with other callers' files. So a caller never queues behind
+/// Whichever thread comes to the flush first does it: the helper, or the caller when it comes
+/// to wait, if the helper is busy with other callers' files. So a caller never queues behind
 /// another's flush.
 struct Flush(Arc<FlushJob>);
 
@@ -599,7 +600,7 @@ impl Flush {
 
 /// Work for the ledger's helper thread.
 enum LedgerJob {
-    /// Flush a file's data (`Flush`).
+    /// Flush a file or a directory (`Flush`).
     Flush(Arc<FlushJob>),
     /// Top up a runs directory's spares, once the ledger is quiet. Weak: spares of a runs
     /// directory nobody holds any more are not made, and its own are not kept alive.

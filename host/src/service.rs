@@ -441,7 +441,8 @@ impl Service {
     /// record stays `running`, and reads as interrupted once this process is gone, so no caller
     /// is told an outcome the ledger does not hold. Then it writes the request summary, which
     /// is derived from the claims (the authority), after the caller has its answer (a long
-    /// attempt wrote it with its running record already), and readies the next claim.
+    /// attempt wrote it with its running record already), and asks for spare files for the next
+    /// claims and records.
     fn run_attempt(&self, attempt: Attempt, own: &OwnAttempt, settled: tokio::sync::oneshot::Sender<std::io::Result<Settled>>) {
         let Attempt { records, inputs, url, claim } = attempt;
         let run_id = records.running.run_id.clone();
@@ -453,7 +454,7 @@ impl Service {
         if let Err(e) = claim.wait() {
             // The runner took no effect. No record either, as for any claim that could not
             // be flushed: once this process is gone the attempt reads as interrupted.
-            own.ending();
+            drop(own.ending());
             drop(settled.send(Err(e)));
             return;
         }
