@@ -23,6 +23,7 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process
 enum Command {
     /// Serve MCP on stdin/stdout. With no flags: the simulated sandbox.
     Serve(ServeArgs),

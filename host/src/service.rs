@@ -40,6 +40,7 @@ pub struct RunRequest {
 }
 
 /// What the request gate came to.
+#[allow(clippy::large_enum_variant)] // one per call, moved once
 enum Begin {
     /// The answer is known now (a refusal, or a finished attempt replayed).
     Answer(RunResult),
