@@ -469,25 +469,22 @@ fn write_atomic(path: &Path, bytes: &[u8], durable: bool, spare: Option<tempfile
     persist_durably(tmp, dir, |tmp| tmp.persist(path))?.map_err(|e| e.error)
 }
 
-/// Renames `tmp` into place in `dir` with `persist` while its data flushes (`Flush`), then
-/// flushes `dir`: durable when this returns the persist's `Ok`. A persist that failed is
-/// handed back as it is, for the caller to read.
+/// Renames `tmp` into place in `dir` with `persist`, then flushes its data (`Flush`) and `dir`
+/// together: durable when this returns the persist's `Ok`. A persist that failed is handed back
+/// as it is, for the caller to read, and nothing is flushed for it.
 fn persist_durably(
     tmp: tempfile::NamedTempFile,
     dir: &Path,
     persist: impl FnOnce(tempfile::NamedTempFile) -> Result<File, tempfile::PersistError>,
 ) -> io::Result<Result<(), tempfile::PersistError>> {
-    let flush = Flush::start(tmp.as_file())?;
-    let persisted = persist(tmp);
-    let dir_synced = match &persisted {
-        Ok(_) => File::open(dir).and_then(|d| d.sync_all()),
-        Err(_) => Ok(()),
+    let file = match persist(tmp) {
+        Ok(file) => file,
+        Err(e) => return Ok(Err(e)),
     };
-    let data_synced = flush.wait();
-    if persisted.is_ok() {
-        data_synced.and(dir_synced)?;
-    }
-    Ok(persisted.map(drop))
+    let data = Flush::of(file, false);
+    let dir_synced = File::open(dir).and_then(|d| d.sync_all());
+    data.wait().and(dir_synced)?;
+    Ok(Ok(()))
 }
 
 /// A won claim on its way to disk. Its attempt may get ready meanwhile (start its engine, read
@@ -518,10 +515,10 @@ impl ClaimFlush {
 }
 
 /// A file or directory being flushed on the ledger's helper thread while the caller goes on:
-/// a file's data while the caller renames it into place and flushes the directory, so the two
-/// flushes overlap on the device instead of queueing one behind the other (a power cut before
-/// both are done can leave the renamed file torn, which its readers allow for); or a claim's
-/// directory while its attempt gets ready (`ClaimFlush`).
+/// a renamed file's data while the caller flushes its directory, so the two flushes overlap on
+/// the device instead of queueing one behind the other (a power cut before both are done can
+/// leave the renamed file torn, which its readers allow for); or a claim's directory while its
+/// attempt gets ready (`ClaimFlush`).
 ///
 /// Whichever thread comes to the flush first does it: the helper, or the caller when it comes
 /// to wait, if the helper is busy with other callers' files. So a caller never queues behind
@@ -559,16 +556,12 @@ impl FlushJob {
 }
 
 impl Flush {
-    /// Starts flushing a file's data.
-    fn start(file: &File) -> io::Result<Self> {
-        Ok(Flush::of(file.try_clone()?, false))
-    }
-
     /// Starts flushing a directory, the entries it holds.
     fn start_dir(dir: &Path) -> io::Result<Self> {
         Ok(Flush::of(File::open(dir)?, true))
     }
 
+    /// Starts flushing `file`: its data, or everything about it with `all`.
     fn of(file: File, all: bool) -> Self {
         let job = Arc::new(FlushJob {
             file,
