@@ -267,9 +267,8 @@ mod tests {
         assert_eq!(seen.transaction, Some(TransactionOutcome::Verified));
         assert_eq!(notes(), 1);
 
-        let failed = std::io::Error::other("the disk is gone");
         let seen = run_triage_note(&mockmed, &store, FaultCase::Normal, "s2", "Synthetic note.", Duration::ZERO, &|| {
-            Err(std::io::Error::new(failed.kind(), failed.to_string()))
+            Err(std::io::Error::other("the disk is gone"))
         });
         assert!(seen.reached_app && !seen.save_sent && seen.engine_failed, "{seen:?}");
         assert_eq!(seen.to_contract_evidence(), Evidence::LaunchFailed);
