@@ -9,7 +9,8 @@
 //!   names its run.
 //! - `requests/<sha256(request_id)[:40]>.json`: a derived summary of a request's attempts.
 //! - `runs/<run_id>.json`: one per call, refusals included, replaced atomically.
-//! - `claims/.claim-*`, `runs/.tmp-*`: temp files, among them each process's spares (`Spares`).
+//! - `claims/.claim-*`, `requests/.tmp-*`, `runs/.tmp-*`: temp files, among them each
+//!   process's spares (`Spares`).
 //!
 //! Directories are 0700 and files 0600. Input values are never written: only a keyed
 //! fingerprint of them.
@@ -191,6 +192,8 @@ struct Spares {
     claims: Mutex<Vec<tempfile::NamedTempFile>>,
     /// In `runs/`, for final records, whose own flush covers them.
     records: Mutex<Vec<tempfile::NamedTempFile>>,
+    /// In `requests/`, for request summaries.
+    summaries: Mutex<Vec<tempfile::NamedTempFile>>,
 }
 
 /// How many spares of each kind a process keeps ready.
@@ -210,7 +213,8 @@ impl Spares {
             spare.as_file().sync_all()?;
             Ok(spare)
         })?;
-        Spares::fill(&self.records, &root.join("runs"), new_record_file)
+        Spares::fill(&self.records, &root.join("runs"), new_record_file)?;
+        Spares::fill(&self.summaries, &root.join("requests"), new_record_file)
     }
 
     /// Tops `pool` up with files `make` creates in `dir`.
@@ -354,7 +358,7 @@ impl RunsDir {
     }
 
     /// Tops up this process's spare temp files (`Spares`): empty private files, in `claims/`
-    /// with their inodes flushed, and in `runs/`. Blocking. Spares are removed when the
+    /// with their inodes flushed, in `runs/` and in `requests/`. Blocking. Spares are removed when the
     /// process ends (a killed process leaves its own behind, as it would a temp file).
     pub fn make_spares(&self) -> io::Result<()> {
         self.spares.make(&self.root)
@@ -379,7 +383,7 @@ impl RunsDir {
             attempts: claims.iter().map(|c| c.run_id.clone()).collect(),
         };
         let path = self.root.join("requests").join(format!("{request_key}.json"));
-        write_atomic(&path, &serde_json::to_vec_pretty(&summary)?, false, None)
+        write_atomic(&path, &serde_json::to_vec_pretty(&summary)?, false, Spares::take(&self.spares.summaries))
     }
 
     /// Reads a run record. `Ok(None)` when there is none, or when what is there does not
@@ -926,6 +930,17 @@ mod tests {
         };
         runs.write_run(&record, true).unwrap();
         assert_eq!(temp_records(), SPARES - 1, "the record took a spare");
+        let temp_summaries = || {
+            fs::read_dir(runs.root().join("requests"))
+                .unwrap()
+                .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".tmp-"))
+                .count()
+        };
+        assert_eq!(temp_summaries(), SPARES);
+        runs.write_request_summary("k", &[test_claim(&record.run_id)]).unwrap();
+        assert_eq!(temp_summaries(), SPARES - 1, "the request summary took a spare");
+        let summary: serde_json::Value = serde_json::from_slice(&fs::read(runs.root().join("requests/k.json")).unwrap()).unwrap();
+        assert_eq!(summary["attempts"], serde_json::json!([record.run_id]));
         assert_eq!(runs.read_run(&record.run_id).unwrap(), Some(record.clone()));
         let path = runs.root().join(format!("runs/{}.json", record.run_id));
         assert_eq!(fs::metadata(path).unwrap().permissions().mode() & 0o777, 0o600);
