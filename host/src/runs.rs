@@ -213,8 +213,8 @@ impl Spares {
             spare.as_file().sync_all()?;
             Ok(spare)
         })?;
-        Spares::fill(&self.records, &root.join("runs"), new_record_file)?;
-        Spares::fill(&self.summaries, &root.join("requests"), new_record_file)
+        Spares::fill(&self.records, &root.join("runs"), new_temp_file)?;
+        Spares::fill(&self.summaries, &root.join("requests"), new_temp_file)
     }
 
     /// Tops `pool` up with files `make` creates in `dir`.
@@ -454,7 +454,7 @@ fn new_claim_file(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
     tempfile::Builder::new().prefix(".claim-").permissions(fs::Permissions::from_mode(0o600)).tempfile_in(dir)
 }
 
-fn new_record_file(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
+fn new_temp_file(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
     tempfile::Builder::new().prefix(".tmp-").permissions(fs::Permissions::from_mode(0o600)).tempfile_in(dir)
 }
 
@@ -464,7 +464,7 @@ fn write_atomic(path: &Path, bytes: &[u8], durable: bool, spare: Option<tempfile
     let dir = path.parent().expect("record dir");
     let mut tmp = match spare {
         Some(spare) => spare,
-        None => new_record_file(dir)?,
+        None => new_temp_file(dir)?,
     };
     tmp.write_all(bytes)?;
     if !durable {
