@@ -186,8 +186,9 @@ pub struct RunsDir {
 /// on a run's way to its answer: creating a file costs tens of microseconds on a disk where
 /// many were deleted lately. A claim made from a spare claim file, whose inode is flushed
 /// already, is durable once its directory is flushed: one flush instead of two.
-#[derive(Default)]
 struct Spares {
+    /// The runs dir's `openadapt-agent/`.
+    root: PathBuf,
     /// In `claims/`, flushed.
     claims: Mutex<Vec<tempfile::NamedTempFile>>,
     /// In `runs/`, for final records, whose own flush covers them.
@@ -207,14 +208,18 @@ impl Spares {
         pool.lock().unwrap_or_else(PoisonError::into_inner).pop()
     }
 
-    fn make(&self, root: &Path) -> io::Result<()> {
-        Spares::fill(&self.claims, &root.join("claims"), |dir| {
+    fn new(root: PathBuf) -> Self {
+        Spares { root, claims: Mutex::default(), records: Mutex::default(), summaries: Mutex::default() }
+    }
+
+    fn make(&self) -> io::Result<()> {
+        Spares::fill(&self.claims, &self.root.join("claims"), |dir| {
             let spare = new_claim_file(dir)?;
             spare.as_file().sync_all()?;
             Ok(spare)
         })?;
-        Spares::fill(&self.records, &root.join("runs"), new_temp_file)?;
-        Spares::fill(&self.summaries, &root.join("requests"), new_temp_file)
+        Spares::fill(&self.records, &self.root.join("runs"), new_temp_file)?;
+        Spares::fill(&self.summaries, &self.root.join("requests"), new_temp_file)
     }
 
     /// Tops `pool` up with files `make` creates in `dir`.
@@ -239,7 +244,8 @@ impl RunsDir {
         for dir in [&root, &root.join("claims"), &root.join("requests"), &root.join("runs")] {
             private_dir(dir)?;
         }
-        Ok(RunsDir { root, key: Arc::default(), spares: Arc::default() })
+        let spares = Arc::new(Spares::new(root.clone()));
+        Ok(RunsDir { root, key: Arc::default(), spares })
     }
 
     pub fn root(&self) -> &Path {
@@ -331,20 +337,21 @@ impl RunsDir {
     pub fn claim(&self, request_key: &str, claim: &Claim) -> io::Result<ClaimOutcome> {
         let path = self.claim_path(request_key, claim.attempt);
         let dir = path.parent().expect("claims dir");
-        let spare = Spares::take(&self.spares.claims);
-        let from_spare = spare.is_some();
-        let mut tmp = match spare {
-            Some(spare) => spare,
-            None => new_claim_file(dir)?,
-        };
-        tmp.write_all(&serde_json::to_vec(claim)?)?;
-        let persisted = if from_spare {
-            match tmp.persist_noclobber(&path) {
-                Ok(_) => Ok(ClaimFlush::pending(Flush::start_dir(dir)?)),
-                Err(e) => Err(e),
+        let bytes = serde_json::to_vec(claim)?;
+        let persisted = match Spares::take(&self.spares.claims) {
+            // Its inode is on disk already: only the directory is left to flush.
+            Some(mut spare) => {
+                spare.write_all(&bytes)?;
+                match spare.persist_noclobber(&path) {
+                    Ok(_) => Ok(ClaimFlush::pending(Flush::start_dir(dir)?)),
+                    Err(e) => Err(e),
+                }
             }
-        } else {
-            persist_durably(tmp, dir, |tmp| tmp.persist_noclobber(&path))?.map(|()| ClaimFlush::done())
+            None => {
+                let mut tmp = new_claim_file(dir)?;
+                tmp.write_all(&bytes)?;
+                persist_durably(tmp, dir, |tmp| tmp.persist_noclobber(&path))?.map(|()| ClaimFlush::done())
+            }
         };
         match persisted {
             Ok(flush) => Ok(ClaimOutcome::Won(flush)),
@@ -361,14 +368,14 @@ impl RunsDir {
     /// with their inodes flushed, in `runs/` and in `requests/`. Blocking. Spares are removed when the
     /// process ends (a killed process leaves its own behind, as it would a temp file).
     pub fn make_spares(&self) -> io::Result<()> {
-        self.spares.make(&self.root)
+        self.spares.make()
     }
 
     /// Has the ledger's helper thread top up the spares once nothing has been flushed for
     /// `SPARES_AFTER_QUIET`. Returns at once.
     pub fn want_spares(&self) {
         if let Some(helper) = ledger_helper() {
-            let _ = helper.send(LedgerJob::Spares { root: self.root.clone(), spares: Arc::downgrade(&self.spares) });
+            let _ = helper.send(LedgerJob::Spares(Arc::downgrade(&self.spares)));
         }
     }
 
@@ -601,7 +608,7 @@ enum LedgerJob {
     Flush(Arc<FlushJob>),
     /// Top up a runs directory's spares, once the ledger is quiet. Weak: spares of a runs
     /// directory nobody holds any more are not made, and its own are not kept alive.
-    Spares { root: PathBuf, spares: Weak<Spares> },
+    Spares(Weak<Spares>),
 }
 
 /// The process's ledger helper thread, started on first use: a thread of its own rather than
@@ -617,7 +624,7 @@ fn ledger_helper() -> Option<&'static mpsc::Sender<LedgerJob>> {
 }
 
 fn help_the_ledger(queue: &mpsc::Receiver<LedgerJob>) {
-    let mut wanted: Vec<(PathBuf, Weak<Spares>)> = Vec::new();
+    let mut wanted: Vec<Weak<Spares>> = Vec::new();
     loop {
         let job = if wanted.is_empty() {
             queue.recv().ok()
@@ -625,9 +632,9 @@ fn help_the_ledger(queue: &mpsc::Receiver<LedgerJob>) {
             match queue.recv_timeout(SPARES_AFTER_QUIET) {
                 Ok(job) => Some(job),
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    for (root, spares) in wanted.drain(..) {
+                    for spares in wanted.drain(..) {
                         let Some(spares) = spares.upgrade() else { continue };
-                        if let Err(e) = spares.make(&root) {
+                        if let Err(e) = spares.make() {
                             tracing::warn!(error = %e, "could not make spare temp files");
                         }
                     }
@@ -639,9 +646,9 @@ fn help_the_ledger(queue: &mpsc::Receiver<LedgerJob>) {
         match job {
             None => return,
             Some(LedgerJob::Flush(job)) => job.take_and_run(),
-            Some(LedgerJob::Spares { root, spares }) => {
-                if !wanted.iter().any(|(r, _)| *r == root) {
-                    wanted.push((root, spares));
+            Some(LedgerJob::Spares(spares)) => {
+                if !wanted.iter().any(|w| w.ptr_eq(&spares)) {
+                    wanted.push(spares);
                 }
             }
         }
@@ -829,12 +836,17 @@ mod tests {
         }
     }
 
+    /// Temp files (spares among them) in `sub` of the runs dir whose names start with `prefix`.
+    fn temp_files(runs: &RunsDir, sub: &str, prefix: &str) -> usize {
+        fs::read_dir(runs.root().join(sub))
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(prefix))
+            .count()
+    }
+
     /// The names in `claims/` that are not claims: temp files and spares.
     fn temp_claim_files(runs: &RunsDir) -> usize {
-        fs::read_dir(runs.root().join("claims"))
-            .unwrap()
-            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".claim-"))
-            .count()
+        temp_files(runs, "claims", ".claim-")
     }
 
     #[test]
@@ -902,12 +914,7 @@ mod tests {
     fn a_final_record_is_written_from_a_spare_whole_and_private() {
         let tmp = tempfile::tempdir().unwrap();
         let runs = RunsDir::open(tmp.path()).unwrap();
-        let temp_records = || {
-            fs::read_dir(runs.root().join("runs"))
-                .unwrap()
-                .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".tmp-"))
-                .count()
-        };
+        let temp_records = || temp_files(&runs, "runs", ".tmp-");
         runs.make_spares().unwrap();
         assert_eq!(temp_records(), SPARES);
         let owner = Owner::current();
@@ -930,12 +937,7 @@ mod tests {
         };
         runs.write_run(&record, true).unwrap();
         assert_eq!(temp_records(), SPARES - 1, "the record took a spare");
-        let temp_summaries = || {
-            fs::read_dir(runs.root().join("requests"))
-                .unwrap()
-                .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".tmp-"))
-                .count()
-        };
+        let temp_summaries = || temp_files(&runs, "requests", ".tmp-");
         assert_eq!(temp_summaries(), SPARES);
         runs.write_request_summary("k", &[test_claim(&record.run_id)]).unwrap();
         assert_eq!(temp_summaries(), SPARES - 1, "the request summary took a spare");
