@@ -256,14 +256,14 @@ mod tests {
         std::fs::create_dir(&store).unwrap();
         let config = EnginesConfig { cache_dir: Some(tmp.path().join("cache")), ..Default::default() };
         let mockmed = Engines::new(config).unwrap().mockmed().unwrap();
-        let notes = || walkdir(&store.join("notes"));
+        let notes = || saved_notes(&store.join("notes"));
 
         let notes_when_asked = Cell::new(None);
         let seen = run_triage_note(&mockmed, &store, FaultCase::Normal, "s1", "Synthetic note.", Duration::ZERO, &|| {
             notes_when_asked.set(Some(notes()));
             Ok(())
         });
-        assert_eq!(notes_when_asked.get(), Some(0), "the app was ready, nothing saved yet");
+        assert_eq!(notes_when_asked.get(), Some(0), "the app was ready (the note a draft), nothing saved yet");
         assert_eq!(seen.transaction, Some(TransactionOutcome::Verified));
         assert_eq!(notes(), 1);
 
@@ -275,12 +275,15 @@ mod tests {
         assert_eq!(notes(), 1, "nothing saved");
     }
 
-    /// Files under `dir`, at any depth.
-    fn walkdir(dir: &Path) -> usize {
+    /// Saved notes (`*.json`; drafts are not notes) under `dir`, at any depth.
+    fn saved_notes(dir: &Path) -> usize {
         let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
         entries
             .map(|e| e.unwrap().path())
-            .map(|p| if p.is_dir() { walkdir(&p) } else { 1 })
+            .map(|p| match p.is_dir() {
+                true => saved_notes(&p),
+                false => usize::from(p.extension().is_some_and(|e| e == "json")),
+            })
             .sum()
     }
 }

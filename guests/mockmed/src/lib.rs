@@ -8,6 +8,7 @@ use exports::openadapt::engines::app::{AppError, Banner, FaultCase, Guest, Refer
 use std::cell::RefCell;
 use std::fs;
 use std::path::PathBuf;
+use wasip2::filesystem::types::{Descriptor, DescriptorFlags, ErrorCode, OpenFlags, PathFlags};
 
 const STORE: &str = "/store";
 /// The synthetic records MockMed ships with; the first referral belongs to the first one.
@@ -27,7 +28,6 @@ struct Session {
     id: String,
     step: Step,
     record_id: Option<String>,
-    note: Option<String>,
     banner: Banner,
 }
 
@@ -66,7 +66,6 @@ impl Guest for MockMed {
                 id: if id.is_empty() { "session".into() } else { id },
                 step: Step::Opened,
                 record_id: None,
-                note: None,
                 banner: Banner::None,
             })
         });
@@ -105,7 +104,8 @@ impl Guest for MockMed {
     fn enter_note(note: String) -> Result<(), AppError> {
         with_session(|s| {
             expect_step(s, Step::Confirmed)?;
-            s.note = Some(note);
+            let record_id = s.record_id.clone().ok_or(AppError::WrongStep)?;
+            write_draft(&record_id, &s.id, &note)?;
             s.step = Step::NoteEntered;
             Ok(())
         })
@@ -117,19 +117,20 @@ impl Guest for MockMed {
                 return Err(AppError::WrongStep);
             }
             let record_id = s.record_id.clone().ok_or(AppError::WrongStep)?;
-            let note = s.note.clone().ok_or(AppError::WrongStep)?;
             s.step = Step::Saved;
             match s.case {
                 FaultCase::FalseSavedBanner => {
+                    // The app loses the note and says it saved it.
+                    discard_draft(&record_id, &s.id)?;
                     s.banner = Banner::Saved;
                     Ok(SaveAnswer::Answered)
                 }
                 FaultCase::TimeoutAfterSave => {
-                    write_note(&record_id, &s.id, &note)?;
+                    publish_draft(&record_id, &s.id)?;
                     Ok(SaveAnswer::NoAnswer)
                 }
                 _ => {
-                    write_note(&record_id, &s.id, &note)?;
+                    publish_draft(&record_id, &s.id)?;
                     s.banner = Banner::Saved;
                     Ok(SaveAnswer::Answered)
                 }
@@ -204,30 +205,39 @@ fn notes_dir(record_id: &str) -> Result<PathBuf, AppError> {
     Ok(PathBuf::from(STORE).join("notes").join(record_id))
 }
 
-/// One file per session, created exclusively: concurrent sessions never overwrite each other,
-/// and only the session that wrote a note reads its text back.
-///
-/// Written through the store's WASI descriptor with positioned writes, not std's file streams:
-/// the host runs a stream write on another thread and hands the result back, while it does a
-/// descriptor write in place.
-fn write_note(record_id: &str, session_id: &str, note: &str) -> Result<(), AppError> {
-    use wasip2::filesystem::types::{DescriptorFlags, ErrorCode, OpenFlags, PathFlags};
-    notes_dir(record_id)?;
-    let dir = format!("notes/{record_id}");
-    let path = format!("{dir}/{session_id}.json");
-    let body = serde_json::json!({ "note": note }).to_string();
-    let store = wasip2::filesystem::preopens::get_directories()
+/// The store's root directory, as its WASI descriptor. Notes are written through it with
+/// positioned writes, not std's file streams: the host runs a stream write on another thread and
+/// hands the result back, while it does a descriptor write in place.
+fn store() -> Result<Descriptor, AppError> {
+    wasip2::filesystem::preopens::get_directories()
         .into_iter()
         .find_map(|(dir, name)| (name == STORE).then_some(dir))
-        .ok_or(AppError::StoreFailed)?;
+        .ok_or(AppError::StoreFailed)
+}
+
+/// `notes/<record_id>/<session_id>` plus `extension`, relative to the store.
+fn note_path(record_id: &str, session_id: &str, extension: &str) -> Result<String, AppError> {
+    notes_dir(record_id)?;
+    Ok(format!("notes/{record_id}/{session_id}.{extension}"))
+}
+
+/// Keeps the note as this session's draft, as clinic apps autosave what is typed: one file per
+/// session, created exclusively, so concurrent sessions never overwrite each other. A draft is
+/// not a note: nothing reads it but the save, and `read_back` counts only saved notes. Making
+/// the file here, while the note is entered, leaves the save nothing to create: creating a file
+/// is the slow part of a write on a disk where many were deleted lately.
+fn write_draft(record_id: &str, session_id: &str, note: &str) -> Result<(), AppError> {
+    let path = note_path(record_id, session_id, "draft")?;
+    let body = serde_json::json!({ "note": note }).to_string();
+    let store = store()?;
     let create = || {
         store.open_at(PathFlags::empty(), &path, OpenFlags::CREATE | OpenFlags::EXCLUSIVE, DescriptorFlags::WRITE)
     };
     let file = match create() {
         Err(ErrorCode::NoEntry) => {
             // The record's first note: make its directory.
-            for d in ["notes", dir.as_str()] {
-                match store.create_directory_at(d) {
+            for d in ["notes".to_string(), format!("notes/{record_id}")] {
+                match store.create_directory_at(&d) {
                     Ok(()) | Err(ErrorCode::Exist) => {}
                     Err(_) => return Err(AppError::StoreFailed),
                 }
@@ -246,6 +256,20 @@ fn write_note(record_id: &str, session_id: &str, note: &str) -> Result<(), AppEr
         written += n as usize;
     }
     Ok(())
+}
+
+/// Saves the session's draft as its note, whole, by renaming it into place: one file per
+/// session (the draft was created exclusively), and only the session that wrote a note reads
+/// its text back.
+fn publish_draft(record_id: &str, session_id: &str) -> Result<(), AppError> {
+    let store = store()?;
+    store
+        .rename_at(&note_path(record_id, session_id, "draft")?, &store, &note_path(record_id, session_id, "json")?)
+        .map_err(|_| AppError::StoreFailed)
+}
+
+fn discard_draft(record_id: &str, session_id: &str) -> Result<(), AppError> {
+    store()?.unlink_file_at(&note_path(record_id, session_id, "draft")?).map_err(|_| AppError::StoreFailed)
 }
 
 export!(MockMed);
