@@ -329,7 +329,7 @@ impl RunsDir {
     /// file, then renamed into place without replacing: that rename is the exclusive create,
     /// so no process ever sees a claim half-written, and it decides who won. The winner's
     /// claim exists durably once its `ClaimFlush` is done: made from a spare (whose inode is
-    /// flushed already), by a directory flush that goes on while the attempt gets ready;
+    /// flushed already), by a directory flush, which can go on while the attempt gets ready;
     /// otherwise by flushing the file and the directory together before this returns. A
     /// spare's content is flushed later, so a power cut can tear it; the claim then reads as
     /// an interrupted attempt under the same run id (`claim_run_id`), and its run's record, if
@@ -343,7 +343,7 @@ impl RunsDir {
             Some(mut spare) => {
                 spare.write_all(&bytes)?;
                 match spare.persist_noclobber(&path) {
-                    Ok(_) => Ok(ClaimFlush::pending(Flush::start_dir(dir)?)),
+                    Ok(_) => Ok(ClaimFlush::pending(Flush::when_waited(File::open(dir)?, true))),
                     Err(e) => Err(e),
                 }
             }
@@ -498,9 +498,10 @@ fn persist_durably(
     Ok(Ok(()))
 }
 
-/// A won claim on its way to disk. Its attempt may get ready meanwhile (start its engine, read
-/// and navigate the app) but waits for it before anything with an effect: a power cut before
-/// the claim is durable may lose it, and then nothing was written, so the attempt may run again.
+/// A won claim on its way to disk: flushed by the first `wait`, which the gate's thread calls
+/// while the attempt gets ready on a thread of its own (starts its engine, reads and navigates
+/// the app). The attempt waits for it before anything with an effect: a power cut before the
+/// claim is durable may lose it, and then nothing was written, so the attempt may run again.
 pub struct ClaimFlush {
     flush: Mutex<Option<Flush>>,
     done: OnceLock<Result<(), (io::ErrorKind, String)>>,
@@ -515,7 +516,7 @@ impl ClaimFlush {
         ClaimFlush { flush: Mutex::new(None), done: OnceLock::from(Ok(())) }
     }
 
-    /// Waits until the claim is durable; the same answer every time.
+    /// Makes the claim durable, or waits for the thread doing it; the same answer every time.
     pub fn wait(&self) -> io::Result<()> {
         let done = self.done.get_or_init(|| {
             let flush = self.flush.lock().unwrap_or_else(PoisonError::into_inner).take();
@@ -525,15 +526,13 @@ impl ClaimFlush {
     }
 }
 
-/// A file or directory being flushed on the ledger's helper thread while the caller goes on:
-/// a renamed file's data while the caller flushes its directory, so the two flushes overlap on
-/// the device instead of queueing one behind the other (a power cut before both are done can
-/// leave the renamed file torn, which its readers allow for); or a claim's directory while its
-/// attempt gets ready (`ClaimFlush`).
-///
-/// Whichever thread comes to the flush first does it: the helper, or the caller when it comes
-/// to wait, if the helper is busy with other callers' files. So a caller never queues behind
-/// another's flush.
+/// A file or directory to flush, by whichever thread comes to it first. `of` hands it to the
+/// ledger's helper thread at once: a renamed file's data, while the caller flushes its
+/// directory, so the two flushes overlap on the device instead of queueing one behind the other
+/// (a power cut before both are done can leave the renamed file torn, which its readers allow
+/// for). The caller does it when it comes to wait if the helper is busy with other callers'
+/// files, so a caller never queues behind another's flush. `when_waited` leaves it to whoever
+/// waits first (`ClaimFlush`).
 struct Flush(Arc<FlushJob>);
 
 struct FlushJob {
@@ -567,24 +566,20 @@ impl FlushJob {
 }
 
 impl Flush {
-    /// Starts flushing a directory, the entries it holds.
-    fn start_dir(dir: &Path) -> io::Result<Self> {
-        Ok(Flush::of(File::open(dir)?, true))
+    /// Starts flushing `file` on the helper thread: its data, or everything about it with `all`
+    /// (a directory: the entries it holds).
+    fn of(file: File, all: bool) -> Self {
+        let flush = Flush::when_waited(file, all);
+        // Without a helper the caller flushes when it comes to wait.
+        if let Some(helper) = ledger_helper() {
+            let _ = helper.send(LedgerJob::Flush(flush.0.clone()));
+        }
+        flush
     }
 
-    /// Starts flushing `file`: its data, or everything about it with `all`.
-    fn of(file: File, all: bool) -> Self {
-        let job = Arc::new(FlushJob {
-            file,
-            all,
-            state: Mutex::new(FlushState::Waiting),
-            finished: Condvar::new(),
-        });
-        // Without a flusher the caller flushes when it comes to wait.
-        if let Some(helper) = ledger_helper() {
-            let _ = helper.send(LedgerJob::Flush(job.clone()));
-        }
-        Flush(job)
+    /// A flush of `file` that the first thread to `wait` for it does.
+    fn when_waited(file: File, all: bool) -> Self {
+        Flush(Arc::new(FlushJob { file, all, state: Mutex::new(FlushState::Waiting), finished: Condvar::new() }))
     }
 
     fn wait(self) -> io::Result<()> {

@@ -163,7 +163,7 @@ struct Attempt {
     records: AttemptRecords,
     inputs: Map<String, Value>,
     url: Option<String>,
-    claim: ClaimFlush,
+    claim: Arc<ClaimFlush>,
 }
 
 /// One workflow the server offers.
@@ -243,9 +243,10 @@ impl Service {
     /// waiting until `wait` after the call began for the answer. `tick` is called about once a
     /// second while waiting.
     ///
-    /// The gate and the attempt run on one blocking thread, the attempt's worker, which tells
-    /// this call once: the gate's answer, or the finished result, handed over in memory instead
-    /// of read back from the record. A call that waits out `wait` answers from the running
+    /// The gate runs on a blocking thread, and the attempt it claims on another, the attempt's
+    /// worker, while the gate's thread makes the claim durable. Whichever ends the call tells it
+    /// once: the gate's answer, or the finished result, handed over in memory instead of read
+    /// back from the record. A call that waits out `wait` answers from the running
     /// record, which it has written at once if the attempt was too young to have one.
     pub async fn run(self: &Arc<Self>, req: RunRequest, wait: Duration, mut tick: impl FnMut(u64)) -> std::io::Result<RunResult> {
         if let Some(result) = self.replay_finished(&req) {
@@ -256,7 +257,20 @@ impl Service {
         let (service, worker_own) = (self.clone(), own.clone());
         // Not awaited: the attempt goes on if this call stops waiting or is cancelled.
         drop(crate::telemetry::spawn_blocking(move || match service.begin_run(req) {
-            Ok(Begin::Claimed(attempt)) => service.run_attempt(attempt, &worker_own, settled_tx),
+            Ok(Begin::Claimed(attempt)) => {
+                // The attempt gets ready on a thread of its own while this one makes the claim
+                // durable. This order holds whatever the scheduler does: a thread that starts a
+                // flush blocks at once, so the attempt's thread gets a CPU even if it was queued
+                // behind this one, while a flush handed to another thread could wait out the
+                // whole of the attempt's getting ready.
+                let claim = attempt.claim.clone();
+                let attempt_service = service.clone();
+                drop(crate::telemetry::spawn_blocking(move || {
+                    attempt_service.run_attempt(attempt, &worker_own, settled_tx)
+                }));
+                // Its error reaches the attempt, which stops before any effect.
+                let _ = claim.wait();
+            }
             other => {
                 worker_own.set(OwnRecord::NoAttempt);
                 drop(settled_tx.send(other.map(|begin| match begin {
@@ -433,7 +447,7 @@ impl Service {
             let mut claims = claims;
             claims.push(claim);
             let records = AttemptRecords { running: record, request_key: key, claims };
-            return Ok(Begin::Claimed(Attempt { records, inputs: resolved, url: req.url, claim: flush }));
+            return Ok(Begin::Claimed(Attempt { records, inputs: resolved, url: req.url, claim: Arc::new(flush) }));
         }
     }
 
