@@ -460,6 +460,7 @@ impl Service {
     /// claims and records.
     fn run_attempt(&self, attempt: Attempt, own: &OwnAttempt, settled: tokio::sync::oneshot::Sender<std::io::Result<Settled>>) {
         let Attempt { records, inputs, url, claim } = attempt;
+        claim.yield_to_flush(Duration::from_millis(1));
         let run_id = records.running.run_id.clone();
         let workflow = records.running.workflow.clone().unwrap_or_default();
         own.set(OwnRecord::Pending(Box::new(records)));
