@@ -78,10 +78,7 @@ impl Runtime {
 
         let mut wasm = Config::new();
         wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
-            .epoch_interruption(true)
-            // Every store is fresh and short-lived: filling its function tables at instantiation
-            // beats resolving each entry on its first indirect call (std code makes many).
-            .table_lazy_init(false);
+            .epoch_interruption(true);
         let engine = Engine::new(&wasm).map_err(EngineError::setup)?;
         let slots = Slots::new(n as usize);
         spawn_epoch_ticker(&engine, slots.clone());
