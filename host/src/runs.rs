@@ -910,6 +910,36 @@ mod tests {
     }
 
     #[test]
+    fn a_claims_flush_is_done_once_by_the_first_waiter_and_every_waiter_gets_its_answer() {
+        // Two threads, as the gate and its attempt: whichever comes first flushes, the other
+        // yields until the flush has begun and waits for it.
+        let both = |flush: ClaimFlush| {
+            let flush = Arc::new(flush);
+            let attempt = {
+                let flush = flush.clone();
+                std::thread::spawn(move || {
+                    flush.yield_to_flush(Duration::from_millis(1));
+                    flush.wait().map_err(|e| e.kind())
+                })
+            };
+            let gate = flush.wait().map_err(|e| e.kind());
+            (gate, attempt.join().unwrap())
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = File::open(tmp.path()).unwrap();
+        assert_eq!(both(ClaimFlush::pending(Flush::when_waited(dir, true))), (Ok(()), Ok(())));
+        // A flush that fails (a pipe can't be fsync'd) fails alike for both: the attempt stops
+        // before any effect.
+        let (_reader, writer) = std::io::pipe().unwrap();
+        let pipe = File::from(std::os::fd::OwnedFd::from(writer));
+        let (gate, attempt) = both(ClaimFlush::pending(Flush::when_waited(pipe, true)));
+        assert!(gate.is_err(), "fsync of a pipe succeeded");
+        assert_eq!(gate, attempt);
+        // A claim that needed no pending flush (made durable before it was won) answers at once.
+        assert_eq!(both(ClaimFlush::done()), (Ok(()), Ok(())));
+    }
+
+    #[test]
     fn spares_are_made_in_a_quiet_moment_and_go_with_their_runs_dir() {
         let tmp = tempfile::tempdir().unwrap();
         let runs = RunsDir::open(tmp.path()).unwrap();
