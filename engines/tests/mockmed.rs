@@ -20,6 +20,21 @@ fn fixture() -> Fixture {
 }
 
 #[test]
+fn a_note_typed_again_replaces_the_first_and_only_a_saved_note_counts() {
+    let f = fixture();
+    let mut s = f.mockmed.open(&f.store, FaultCase::Normal, "s1").unwrap();
+    let referral = s.open_first_referral().unwrap().unwrap();
+    assert_eq!(s.confirm_right_record().unwrap(), Ok(true));
+    s.enter_note("first text").unwrap().unwrap();
+    s.enter_note(NOTE).unwrap().unwrap();
+    // Entered, not saved: a draft is no note.
+    assert_eq!(s.read_back(&referral.record_id, NOTE).unwrap(), Ok(ReadBack { notes_on_record: 0, note_found: false }));
+    assert_eq!(s.save().unwrap(), Ok(SaveAnswer::Answered));
+    assert_eq!(s.read_back(&referral.record_id, NOTE).unwrap(), Ok(ReadBack { notes_on_record: 1, note_found: true }));
+    assert_eq!(s.enter_note("after the save").unwrap(), Err(AppError::WrongStep));
+}
+
+#[test]
 fn normal_saves_and_reads_back() {
     let f = fixture();
     let mut s = f.mockmed.open(&f.store, FaultCase::Normal, "s1").unwrap();

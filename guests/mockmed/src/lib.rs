@@ -104,8 +104,12 @@ impl Guest for MockMed {
     fn enter_note(note: String) -> Result<(), AppError> {
         with_session(|s| {
             expect_step(s, Step::Confirmed)?;
+            if s.step == Step::Saved {
+                return Err(AppError::WrongStep);
+            }
             let record_id = s.record_id.clone().ok_or(AppError::WrongStep)?;
-            write_draft(&record_id, &s.id, &note)?;
+            // Typed again: this session's own draft is replaced.
+            write_draft(&record_id, &s.id, &note, s.step == Step::NoteEntered)?;
             s.step = Step::NoteEntered;
             Ok(())
         })
@@ -222,17 +226,17 @@ fn note_path(record_id: &str, session_id: &str, extension: &str) -> Result<Strin
 }
 
 /// Keeps the note as this session's draft, as clinic apps autosave what is typed: one file per
-/// session, created exclusively, so concurrent sessions never overwrite each other. A draft is
-/// not a note: nothing reads it but the save, and `read_back` counts only saved notes. Making
-/// the file here, while the note is entered, leaves the save nothing to create: creating a file
-/// is the slow part of a write on a disk where many were deleted lately.
-fn write_draft(record_id: &str, session_id: &str, note: &str) -> Result<(), AppError> {
+/// session, created exclusively, so concurrent sessions never overwrite each other (`again`:
+/// this session's own draft, replaced). A draft is not a note: nothing reads it but the save,
+/// and `read_back` counts only saved notes. Making the file here, while the note is entered,
+/// leaves the save nothing to create: creating a file is the slow part of a write on a disk
+/// where many were deleted lately.
+fn write_draft(record_id: &str, session_id: &str, note: &str, again: bool) -> Result<(), AppError> {
     let path = note_path(record_id, session_id, "draft")?;
     let body = serde_json::json!({ "note": note }).to_string();
     let store = store()?;
-    let create = || {
-        store.open_at(PathFlags::empty(), &path, OpenFlags::CREATE | OpenFlags::EXCLUSIVE, DescriptorFlags::WRITE)
-    };
+    let how = if again { OpenFlags::TRUNCATE } else { OpenFlags::CREATE | OpenFlags::EXCLUSIVE };
+    let create = || store.open_at(PathFlags::empty(), &path, how, DescriptorFlags::WRITE);
     let file = match create() {
         Err(ErrorCode::NoEntry) => {
             // The record's first note: make its directory.
