@@ -24,7 +24,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock, PoisonError, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub const LEDGER_NAMESPACE: &str = "openadapt-agent/run-workflow/v1";
 pub const RUN_SCHEMA: &str = "openadapt-agent.run/v1";
@@ -524,11 +524,12 @@ impl ClaimFlush {
     /// CPU ahead of the gate, and the flush would then wait out the attempt's getting ready. It
     /// yields rather than sleeps, so the gate needs to wake nobody to go on.
     pub fn yield_to_flush(&self, max: Duration) {
-        let until = std::time::Instant::now() + max;
-        let begun = || self.done.get().is_some() || self.flush.lock().unwrap_or_else(PoisonError::into_inner).is_none();
-        while !begun() && std::time::Instant::now() < until {
-            std::thread::yield_now();
-        }
+        yield_while(max, || !self.begun());
+    }
+
+    /// True once a waiter has taken the flush to do it (or there was none to do).
+    fn begun(&self) -> bool {
+        self.flush.lock().unwrap_or_else(PoisonError::into_inner).is_none()
     }
 
     /// Makes the claim durable, or waits for the thread doing it; the same answer every time.
@@ -536,16 +537,20 @@ impl ClaimFlush {
     /// ready shortly before its claim's flush ends, and an idle CPU here takes about as long
     /// to wake up as the rest of the flush.
     pub fn wait(&self) -> io::Result<()> {
-        let until = std::time::Instant::now() + AWAKE_FOR_FLUSH;
-        let flushing = || self.done.get().is_none() && self.flush.lock().unwrap_or_else(PoisonError::into_inner).is_none();
-        while flushing() && std::time::Instant::now() < until {
-            std::thread::yield_now();
-        }
+        yield_while(AWAKE_FOR_FLUSH, || self.begun() && self.done.get().is_none());
         let done = self.done.get_or_init(|| {
             let flush = self.flush.lock().unwrap_or_else(PoisonError::into_inner).take();
             flush.map_or(Ok(()), |flush| flush.wait().map_err(|e| (e.kind(), e.to_string())))
         });
         done.clone().map_err(|(kind, text)| io::Error::new(kind, text))
+    }
+}
+
+/// Yields the CPU while `busy` holds, for at most `max`.
+fn yield_while(max: Duration, busy: impl Fn() -> bool) {
+    let until = Instant::now() + max;
+    while busy() && Instant::now() < until {
+        std::thread::yield_now();
     }
 }
 
